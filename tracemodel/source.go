@@ -1,0 +1,62 @@
+package tracemodel
+
+import (
+	"errors"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// Source is a trace that can be streamed table by table.
+//
+// Scan calls fn with successive record batches of t. A batch is valid only
+// during the call: the Source releases it when fn returns, so a caller must
+// copy anything it needs to retain (or Retain the batch). A table the trace
+// does not have yields no batches and no error. Scan may be called
+// concurrently for different tables.
+type Source interface {
+	Info() *TraceInfo
+	Scan(t *Table, fn func(arrow.RecordBatch) error) error
+}
+
+// ErrNoCUDA is returned (wrapped) when a trace holds no CUDA activity at all.
+var ErrNoCUDA = errors.New("no CUDA activity in this export")
+
+// TraceInfo describes a trace: where it came from and what it can tell.
+type TraceInfo struct {
+	Path           string `json:"path"`
+	Producer       string `json:"producer"`        // e.g. "nsys"
+	ProductVersion string `json:"product_version"` // e.g. "2025.3.2.0"; empty when the export does not say
+	SchemaVersion  string `json:"schema_version"`  // e.g. "3.20.3"; empty when the export does not say
+	MetaTable      string `json:"meta_table"`      // META_DATA_EXPORT, EXPORT_META_DATA, or "" (pre-2022)
+	Lazy           string `json:"lazy"`            // "true", "false", or "" when unknown
+
+	// Tables maps each source table umtrace reads to whether it is present.
+	Tables map[string]bool `json:"tables"`
+
+	// Capture flags from META_DATA_CAPTURE; nil when the export does not record them.
+	CollectCPUFaults *bool `json:"collect_cpu_faults,omitempty"`
+	CollectGPUFaults *bool `json:"collect_gpu_faults,omitempty"`
+
+	// Feature presence, detected from tables and columns.
+	HasCPUFaultTable  bool      `json:"has_cpu_fault_table"`
+	HasGPUFaultTable  bool      `json:"has_gpu_fault_table"`
+	HasMigrationCause bool      `json:"has_migration_cause"`
+	HasVirtualAddress bool      `json:"has_virtual_address"`
+	HasNVTX           bool      `json:"has_nvtx"`
+	HasCUDA           bool      `json:"has_cuda"`
+	SpanStartNs       int64     `json:"span_start_ns"`
+	SpanEndNs         int64     `json:"span_end_ns"`
+	SessionStartUTCNs int64     `json:"session_start_utc_ns,omitempty"`
+	GPUs              []GPUInfo `json:"gpus,omitempty"`
+	Diagnostics       []string  `json:"diagnostics,omitempty"` // profiler warnings/errors from DIAGNOSTIC_EVENT
+}
+
+// GPUInfo is one GPU of the trace.
+type GPUInfo struct {
+	ID           int64  `json:"id"`
+	Name         string `json:"name"`
+	SMCount      int64  `json:"sm_count"`
+	TotalMemory  int64  `json:"total_memory"`
+	ComputeMajor int32  `json:"compute_major"`
+	ComputeMinor int32  `json:"compute_minor"`
+}
