@@ -1,8 +1,9 @@
+// Command umtrace finds and explains CUDA Unified Memory implicit
+// synchronization storms in Nsight Systems traces. See README.md.
 package main
-import (
- _ "github.com/apache/arrow-go/v18/arrow"
- _ "github.com/mattn/go-sqlite3"
- _ "gonum.org/v1/gonum/stat"
- _ "github.com/spf13/pflag"
-)
-func main(){}
+
+import "os"
+
+func main() {
+	os.Exit(run(os.Stdout, os.Stderr, os.Args[1:]))
+}

@@ -1,0 +1,27 @@
+# umtrace. `make test` is the test command CI runs (.ci/run).
+GO ?= go
+BIN ?= bin/umtrace
+
+.PHONY: all build test vet bench demo clean fuzz
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/umtrace
+
+# Runs the main job on the bundled storm trace.
+demo: build
+	$(BIN) analyze testdata/traces/torch_mlp_managed.sqlite
+
+vet:
+	$(GO) vet ./...
+
+test: vet
+	$(GO) test -race -count=1 ./...
+
+# Prints the performance table (see docs/performance.md).
+bench: build
+	./scripts/bench.sh
+
+clean:
+	rm -rf bin
