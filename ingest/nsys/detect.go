@@ -1,0 +1,292 @@
+package nsys
+
+import (
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/umtrace/umtrace/tracemodel"
+)
+
+// Source table names in nsys exports.
+const (
+	tRuntime   = "CUPTI_ACTIVITY_KIND_RUNTIME"
+	tKernel    = "CUPTI_ACTIVITY_KIND_KERNEL"
+	tMemcpy    = "CUPTI_ACTIVITY_KIND_MEMCPY"
+	tMemset    = "CUPTI_ACTIVITY_KIND_MEMSET"
+	tSync      = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"
+	tGPUFault  = "CUDA_UM_GPU_PAGE_FAULT_EVENTS"
+	tCPUFault  = "CUDA_UM_CPU_PAGE_FAULT_EVENTS"
+	tNVTX      = "NVTX_EVENTS"
+	tMemUsage  = "CUDA_GPU_MEMORY_USAGE_EVENTS"
+	tThreads   = "ThreadNames"
+	tGPU       = "TARGET_INFO_GPU"
+	tCudaGPU   = "TARGET_INFO_CUDA_GPU"
+	tStringIds = "StringIds"
+)
+
+var cudaTables = []string{tRuntime, tKernel, tMemcpy, tMemset, tSync}
+
+// SourceTable returns the export table an Arrow table is read from in this
+// export ("" when the export has none).
+func (r *Reader) SourceTable(t *tracemodel.Table) string {
+	switch t {
+	case tracemodel.API:
+		return r.present(tRuntime)
+	case tracemodel.Kernel:
+		return r.present(tKernel)
+	case tracemodel.Memcpy:
+		return r.present(tMemcpy)
+	case tracemodel.Memset:
+		return r.present(tMemset)
+	case tracemodel.Sync:
+		return r.present(tSync)
+	case tracemodel.GPUFault:
+		return r.present(tGPUFault)
+	case tracemodel.CPUFault:
+		return r.present(tCPUFault)
+	case tracemodel.NVTX:
+		return r.present(tNVTX)
+	case tracemodel.MemUsage:
+		return r.present(tMemUsage)
+	case tracemodel.Thread:
+		return r.present(tThreads)
+	case tracemodel.GPU:
+		return r.gpuTable()
+	}
+	return ""
+}
+
+func (r *Reader) present(t string) string {
+	if _, ok := r.cols[t]; ok {
+		return t
+	}
+	return ""
+}
+
+func (r *Reader) has(table, col string) bool { return r.cols[table][col] }
+
+// gpuTable picks the GPU description table: TARGET_INFO_GPU with an id
+// column (2021.3+), else the older TARGET_INFO_CUDA_GPU, else the early
+// TARGET_INFO_GPU (deviceId, name only).
+func (r *Reader) gpuTable() string {
+	if r.has(tGPU, "id") {
+		return tGPU
+	}
+	if r.has(tCudaGPU, "deviceId") && r.nonEmpty(tCudaGPU) {
+		return tCudaGPU
+	}
+	if r.has(tGPU, "deviceId") {
+		return tGPU
+	}
+	return ""
+}
+
+func (r *Reader) nonEmpty(table string) bool {
+	var one int
+	err := r.db.QueryRow(`SELECT 1 FROM "` + table + `" LIMIT 1`).Scan(&one)
+	return err == nil
+}
+
+func (r *Reader) detect() error {
+	rows, err := r.db.Query(`SELECT name FROM sqlite_master WHERE type='table'`)
+	if err != nil {
+		return r.wrapDBErr("reading schema", err)
+	}
+	var tables []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return r.wrapDBErr("reading schema", err)
+		}
+		tables = append(tables, n)
+	}
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return r.wrapDBErr("reading schema", err)
+	}
+	rows.Close()
+	set := map[string]bool{}
+	for _, t := range tables {
+		set[t] = true
+	}
+	if !set[tStringIds] {
+		switch {
+		case set["StringTable"] || set["CUPTI_ACTIVITY_KIND_DRIVER"]:
+			return fmt.Errorf("%s: %w: this is an nvprof export (StringTable); profile with nsys instead", r.path, ErrNotNsysExport)
+		case len(tables) == 0:
+			return fmt.Errorf("%s: %w: the database has no tables", r.path, ErrNotNsysExport)
+		default:
+			sort.Strings(tables)
+			if len(tables) > 5 {
+				tables = append(tables[:5], "...")
+			}
+			return fmt.Errorf("%s: %w: no StringIds table (tables: %s)", r.path, ErrNotNsysExport, strings.Join(tables, ", "))
+		}
+	}
+	r.cols = map[string]map[string]bool{}
+	for _, t := range []string{tRuntime, tKernel, tMemcpy, tMemset, tSync, tGPUFault, tCPUFault, tNVTX, tMemUsage, tThreads, tGPU, tCudaGPU, tStringIds} {
+		if !set[t] {
+			continue
+		}
+		cs, err := r.columns(t)
+		if err != nil {
+			return err
+		}
+		r.cols[t] = cs
+	}
+	in := &r.info
+	in.Path = r.path
+	in.Producer = "nsys"
+	in.Tables = map[string]bool{}
+	for _, t := range []string{tRuntime, tKernel, tMemcpy, tMemset, tSync, tGPUFault, tCPUFault, tNVTX, tMemUsage} {
+		in.Tables[t] = set[t]
+	}
+	for _, t := range cudaTables {
+		if set[t] && r.nonEmpty(t) {
+			in.HasCUDA = true
+			break
+		}
+	}
+	in.HasGPUFaultTable = set[tGPUFault]
+	in.HasCPUFaultTable = set[tCPUFault]
+	in.HasMigrationCause = r.has(tMemcpy, "migrationCause")
+	in.HasVirtualAddress = r.has(tMemcpy, "virtualAddress")
+	in.HasNVTX = set[tNVTX]
+	for _, mt := range []string{"META_DATA_EXPORT", "EXPORT_META_DATA"} {
+		if !set[mt] {
+			continue
+		}
+		in.MetaTable = mt
+		kv, err := r.keyValues(mt)
+		if err != nil {
+			return err
+		}
+		in.ProductVersion = kv["EXPORT_PRODUCT_VERSION"]
+		in.SchemaVersion = kv["EXPORT_SCHEMA_VERSION"]
+		in.Lazy = kv["EXPORT_PARAM_LAZY"]
+		break
+	}
+	if set["META_DATA_CAPTURE"] {
+		kv, err := r.keyValues("META_DATA_CAPTURE")
+		if err != nil {
+			return err
+		}
+		in.CollectCPUFaults = anyTrue(kv, ":COLLECT_UVM_CPU_PAGE_FAULTS")
+		in.CollectGPUFaults = anyTrue(kv, ":COLLECT_UVM_GPU_PAGE_FAULTS")
+	}
+	if set["ANALYSIS_DETAILS"] {
+		var s, e sql.NullInt64
+		if err := r.db.QueryRow(`SELECT startTime, stopTime FROM ANALYSIS_DETAILS LIMIT 1`).Scan(&s, &e); err == nil {
+			in.SpanStartNs, in.SpanEndNs = s.Int64, e.Int64
+		}
+	}
+	if set["TARGET_INFO_SESSION_START_TIME"] {
+		var u sql.NullInt64
+		if err := r.db.QueryRow(`SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1`).Scan(&u); err == nil {
+			in.SessionStartUTCNs = u.Int64
+		}
+	}
+	if set["DIAGNOSTIC_EVENT"] {
+		rows, err := r.db.Query(`SELECT text FROM DIAGNOSTIC_EVENT WHERE severity IN (2,3) ORDER BY timestamp, text LIMIT 50`)
+		if err == nil {
+			for rows.Next() {
+				var t sql.NullString
+				if rows.Scan(&t) == nil && t.Valid {
+					in.Diagnostics = append(in.Diagnostics, strings.TrimSpace(t.String))
+				}
+			}
+			rows.Close()
+		}
+	}
+	return nil
+}
+
+func anyTrue(kv map[string]string, suffix string) *bool {
+	var found, val bool
+	for k, v := range kv {
+		if strings.HasSuffix(k, suffix) {
+			found = true
+			if v == "true" {
+				val = true
+			}
+		}
+	}
+	if !found {
+		return nil
+	}
+	return &val
+}
+
+func (r *Reader) columns(table string) (map[string]bool, error) {
+	rows, err := r.db.Query(`SELECT name FROM pragma_table_info(?)`, table)
+	if err != nil {
+		return nil, r.wrapDBErr("reading columns of "+table, err)
+	}
+	defer rows.Close()
+	cs := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, r.wrapDBErr("reading columns of "+table, err)
+		}
+		cs[n] = true
+	}
+	return cs, r.rowsErr("reading columns of "+table, rows.Err())
+}
+
+func (r *Reader) rowsErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return r.wrapDBErr(what, err)
+}
+
+// keyValues reads a (name, value) metadata table. Repeated names keep the
+// last value.
+func (r *Reader) keyValues(table string) (map[string]string, error) {
+	rows, err := r.db.Query(`SELECT name, value FROM "` + table + `"`)
+	if err != nil {
+		return nil, r.wrapDBErr("reading "+table, err)
+	}
+	defer rows.Close()
+	kv := map[string]string{}
+	for rows.Next() {
+		var k, v sql.NullString
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, r.wrapDBErr("reading "+table, err)
+		}
+		kv[k.String] = v.String
+	}
+	return kv, r.rowsErr("reading "+table, rows.Err())
+}
+
+// strings loads StringIds once.
+func (r *Reader) stringIDs() (map[int64]string, error) {
+	r.strOnce.Do(func() {
+		rows, err := r.db.Query(`SELECT id, value FROM StringIds`)
+		if err != nil {
+			r.strErr = r.wrapDBErr("reading StringIds", err)
+			return
+		}
+		defer rows.Close()
+		m := map[int64]string{}
+		for rows.Next() {
+			var id int64
+			var v sql.NullString
+			if err := rows.Scan(&id, &v); err != nil {
+				r.strErr = r.wrapDBErr("reading StringIds", err)
+				return
+			}
+			m[id] = v.String
+		}
+		if err := rows.Err(); err != nil {
+			r.strErr = r.wrapDBErr("reading StringIds", err)
+			return
+		}
+		r.strs = m
+	})
+	return r.strs, r.strErr
+}

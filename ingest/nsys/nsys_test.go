@@ -1,0 +1,233 @@
+package nsys
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/umtrace/umtrace/tracemodel"
+)
+
+// sharedDir returns ../shared/SUB relative to the repository root, skipping
+// the test when the shared material is absent.
+func sharedDir(t testing.TB, sub string) string {
+	t.Helper()
+	d := filepath.Join("..", "..", "..", "shared", sub)
+	if _, err := os.Stat(d); err != nil {
+		t.Skipf("shared material not found at %s (CI always has it): %v", d, err)
+	}
+	return d
+}
+
+func allExports(t *testing.T) []string {
+	var files []string
+	for _, sub := range []string{"traces", "external/nsys"} {
+		m, _ := filepath.Glob(filepath.Join(sharedDir(t, sub), "*.sqlite"))
+		files = append(files, m...)
+	}
+	if len(files) < 15 {
+		t.Fatalf("found only %d exports", len(files))
+	}
+	return files
+}
+
+// TestRowCounts ingests every shared export and checks that each Arrow table
+// has exactly the rows of its source table.
+func TestRowCounts(t *testing.T) {
+	for _, path := range allExports(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			r, err := Open(path, Options{Mem: mem, BatchRows: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			for _, tab := range tracemodel.Tables {
+				src := r.SourceTable(tab)
+				var want int64
+				if src != "" {
+					if err := r.DB().QueryRow(`SELECT count(*) FROM "` + src + `"`).Scan(&want); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var got int64
+				err := r.Scan(tab, func(rec arrow.RecordBatch) error {
+					if !rec.Schema().Equal(tab.Schema()) {
+						t.Fatalf("%s: schema mismatch", tab.Name)
+					}
+					got += rec.NumRows()
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != want {
+					t.Errorf("%s (from %s): %d rows, want %d", tab.Name, src, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestDetect(t *testing.T) {
+	d := sharedDir(t, "traces")
+	r, err := Open(filepath.Join(d, "um_pingpong_default.sqlite"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	in := r.Info()
+	if in.SchemaVersion != "3.20.3" || in.ProductVersion != "2025.3.2.0" || in.MetaTable != "META_DATA_EXPORT" {
+		t.Errorf("versions: %+v", in)
+	}
+	if !in.HasCUDA || !in.HasGPUFaultTable || !in.HasCPUFaultTable || in.CollectCPUFaults == nil || !*in.CollectCPUFaults {
+		t.Errorf("features: %+v", in)
+	}
+	// API names: suffix stripped, raw kept; pid decoded.
+	names := map[string]string{}
+	pids := map[int64]bool{}
+	err = r.Scan(tracemodel.API, func(rec arrow.RecordBatch) error {
+		n := tracemodel.Str(rec, tracemodel.API, tracemodel.ColName)
+		raw := tracemodel.Str(rec, tracemodel.API, tracemodel.ColRawName)
+		p := tracemodel.I64(rec, tracemodel.API, tracemodel.ColPid)
+		for i := 0; i < n.Len(); i++ {
+			names[n.Value(i)] = raw.Value(i)
+			pids[p.Value(i)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names["cudaStreamSynchronize"] != "cudaStreamSynchronize_v3020" {
+		t.Errorf("cudaStreamSynchronize raw name = %q", names["cudaStreamSynchronize"])
+	}
+	if len(pids) != 1 || !pids[1069] {
+		t.Errorf("pids = %v, want {1069}", pids)
+	}
+	// UM totals from NSYS_SCHEMA §2.3.
+	var htod, dtoh int64
+	err = r.Scan(tracemodel.Memcpy, func(rec arrow.RecordBatch) error {
+		k := tracemodel.I32(rec, tracemodel.Memcpy, tracemodel.ColCopyKind)
+		b := tracemodel.I64(rec, tracemodel.Memcpy, tracemodel.ColBytes)
+		c := tracemodel.I64(rec, tracemodel.Memcpy, tracemodel.ColCorrelationID)
+		for i := 0; i < k.Len(); i++ {
+			switch k.Value(i) {
+			case 11:
+				htod += b.Value(i)
+			case 12:
+				dtoh += b.Value(i)
+			}
+			if k.Value(i) >= 11 && !c.IsNull(i) {
+				t.Fatalf("UM migration row %d has correlation id %d, want null", i, c.Value(i))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if htod != 469762048 || dtoh != 536870912 {
+		t.Errorf("UM bytes HtoD %d DtoH %d, want 469762048 and 536870912", htod, dtoh)
+	}
+}
+
+func TestOldExports(t *testing.T) {
+	d := sharedDir(t, "external/nsys")
+	r, err := Open(filepath.Join(d, "kmeans-parallel_2020.5.1_report2.sqlite"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	in := r.Info()
+	if in.MetaTable != "" || !in.HasCUDA || in.HasGPUFaultTable {
+		t.Errorf("kmeans info: %+v", in)
+	}
+	var gpus []string
+	err = r.Scan(tracemodel.GPU, func(rec arrow.RecordBatch) error {
+		n := tracemodel.Str(rec, tracemodel.GPU, tracemodel.ColName)
+		for i := 0; i < n.Len(); i++ {
+			gpus = append(gpus, n.Value(i))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gpus) != 1 || gpus[0] == "" {
+		t.Errorf("GPUs = %q", gpus)
+	}
+	e, err := Open(filepath.Join(d, "cardiac_2021.3.3_emptytrace_report1.sqlite"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if e.Info().HasCUDA {
+		t.Error("empty trace reports CUDA activity")
+	}
+}
+
+func TestBadInputs(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o444); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := filepath.Join(sharedDir(t, "traces"), "um_pingpong_explicit.sqlite")
+	full, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, path string
+		want       error
+		msg        string
+	}{
+		{"empty", write("empty.sqlite", nil), ErrNotSQLite, "empty file"},
+		{"text", write("notes.sqlite", []byte("hello, this is a text file\n")), ErrNotSQLite, "starts with text"},
+		{"truncated", write("trunc.sqlite", full[:len(full)/3]), ErrTruncated, "truncated"},
+		{"missing", filepath.Join(dir, "nope.sqlite"), os.ErrNotExist, "no such file"},
+		{"nsys-rep", write("r.nsys-rep", []byte("PK\x03\x04zipdata")), ErrNotSQLite, "nsys export --type sqlite"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Open(c.path, Options{})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) || !strings.Contains(err.Error(), c.path) {
+				t.Errorf("error %q: want %v mentioning %q and the path", err, c.want, c.msg)
+			}
+		})
+	}
+}
+
+func TestNotNsys(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "other.sqlite")
+	db, err := openRW(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE users(id INTEGER, name TEXT); INSERT INTO users VALUES (1,'a')`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	before, _ := os.ReadFile(p)
+	_, err = Open(p, Options{})
+	if !errors.Is(err, ErrNotNsysExport) || !strings.Contains(err.Error(), "users") {
+		t.Errorf("error = %v", err)
+	}
+	after, _ := os.ReadFile(p)
+	if string(before) != string(after) {
+		t.Error("input modified")
+	}
+}

@@ -1,0 +1,381 @@
+package nsys
+
+import (
+	"database/sql"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/umtrace/umtrace/tracemodel"
+)
+
+// Scan streams table t as record batches (see tracemodel.Source). Rows come
+// in the export's storage order, which nsys does not guarantee to be time
+// order.
+func (r *Reader) Scan(t *tracemodel.Table, fn func(arrow.RecordBatch) error) error {
+	src := r.SourceTable(t)
+	if src == "" {
+		return nil
+	}
+	strs, err := r.stringIDs()
+	if err != nil {
+		return err
+	}
+	q := r.query(t, src)
+	return r.scan(t, src, q, strs, fn)
+}
+
+// A query is the SELECT list for one table: integer expressions, then text
+// expressions, and a row filler that maps them to Arrow columns.
+type query struct {
+	ints []string
+	strs []string
+	fill func(b *tracemodel.Builder, iv []sql.NullInt64, sv []sql.NullString, s map[int64]string)
+}
+
+// col returns the quoted column if the table has it, else NULL.
+func (r *Reader) col(table, name string) string {
+	if r.has(table, name) {
+		return `"` + name + `"`
+	}
+	return "NULL"
+}
+
+// first returns the first of the named columns the table has, else NULL.
+func (r *Reader) first(table string, names ...string) string {
+	for _, n := range names {
+		if r.has(table, n) {
+			return `"` + n + `"`
+		}
+	}
+	return "NULL"
+}
+
+var versionSuffix = regexp.MustCompile(`_v[0-9]+$`)
+
+// StripVersion removes the trailing _vNNNN suffix nsys's own reports strip
+// from CUDA API names (cudaMemcpy_v3020 → cudaMemcpy).
+func StripVersion(name string) string { return versionSuffix.ReplaceAllString(name, "") }
+
+func pid(g int64) int64 { return (g >> 24) & 0xFFFFFF }
+func tid(g int64) int64 { return g & 0xFFFFFF }
+
+
+func (r *Reader) query(t *tracemodel.Table, src string) query {
+	col := func(n string) string { return r.col(src, n) }
+	ix := t.Index
+	corr := func(b *tracemodel.Builder, i int, v sql.NullInt64) {
+		if !v.Valid || v.Int64 == 0 {
+			b.Null(i)
+		} else {
+			b.Int64(i, v.Int64)
+		}
+	}
+	switch t {
+	case tracemodel.API:
+		cS, cE, cP, cT, cC, cEC, cN, cRN, cRV := ix(tracemodel.ColStart), ix(tracemodel.ColEnd), ix(tracemodel.ColPid), ix(tracemodel.ColTid), ix(tracemodel.ColCorrelationID), ix(tracemodel.ColEventClass), ix(tracemodel.ColName), ix(tracemodel.ColRawName), ix(tracemodel.ColReturnValue)
+		hasClass := r.has(src, "eventClass")
+		stripped := map[int64]string{}
+		return query{
+			ints: []string{"start", `"end"`, col("globalTid"), col("correlationId"), col("eventClass"), col("nameId"), col("returnValue")},
+			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, s map[int64]string) {
+				raw := s[v[5].Int64]
+				name, ok := stripped[v[5].Int64]
+				if !ok {
+					name = StripVersion(raw)
+					stripped[v[5].Int64] = name
+				}
+				b.Int64(cS, v[0].Int64)
+				b.Int64(cE, v[1].Int64)
+				b.Int64(cP, pid(v[2].Int64))
+				b.Int64(cT, tid(v[2].Int64))
+				corr(b, cC, v[3])
+				ec := int32(v[4].Int64)
+				if !hasClass || !v[4].Valid {
+					ec = 0
+					if strings.HasPrefix(name, "cu") && !strings.HasPrefix(name, "cuda") {
+						ec = 1
+					}
+				}
+				b.Int32(cEC, ec)
+				b.String(cN, name)
+				b.String(cRN, raw)
+				b.Int32(cRV, int32(v[6].Int64))
+			},
+		}
+	case tracemodel.Kernel:
+		is := []int{ix(tracemodel.ColStart), ix(tracemodel.ColEnd), ix(tracemodel.ColPid), ix(tracemodel.ColDeviceID), ix(tracemodel.ColContextID), ix(tracemodel.ColStreamID)}
+		cC, cN, cSN := ix(tracemodel.ColCorrelationID), ix(tracemodel.ColName), ix(tracemodel.ColShortName)
+		g := []int{ix(tracemodel.ColGridX), ix(tracemodel.ColGridY), ix(tracemodel.ColGridZ), ix(tracemodel.ColBlockX), ix(tracemodel.ColBlockY), ix(tracemodel.ColBlockZ)}
+		return query{
+			ints: []string{"start", `"end"`, col("globalPid"), col("deviceId"), col("contextId"), col("streamId"), col("correlationId"), r.first(src, "demangledName", "shortName"), col("shortName"),
+				col("gridX"), col("gridY"), col("gridZ"), col("blockX"), col("blockY"), col("blockZ")},
+			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, s map[int64]string) {
+				b.Int64(is[0], v[0].Int64)
+				b.Int64(is[1], v[1].Int64)
+				b.Int64(is[2], pid(v[2].Int64))
+				b.Int64(is[3], v[3].Int64)
+				b.Int64(is[4], v[4].Int64)
+				b.Int64(is[5], v[5].Int64)
+				corr(b, cC, v[6])
+				b.String(cN, s[v[7].Int64])
+				b.String(cSN, s[v[8].Int64])
+				for k, c := range g {
+					b.Int32(c, int32(v[9+k].Int64))
+				}
+			},
+		}
+	case tracemodel.Memcpy:
+		is := []int{ix(tracemodel.ColStart), ix(tracemodel.ColEnd), ix(tracemodel.ColPid), ix(tracemodel.ColDeviceID), ix(tracemodel.ColContextID), ix(tracemodel.ColStreamID)}
+		cC, cB, cK, cSK, cDK, cMC, cVA, cCC := ix(tracemodel.ColCorrelationID), ix(tracemodel.ColBytes), ix(tracemodel.ColCopyKind), ix(tracemodel.ColSrcKind), ix(tracemodel.ColDstKind), ix(tracemodel.ColMigCause), ix(tracemodel.ColVirtAddr), ix(tracemodel.ColCopyCount)
+		return query{
+			ints: []string{"start", `"end"`, col("globalPid"), col("deviceId"), col("contextId"), col("streamId"), col("correlationId"), col("bytes"), col("copyKind"), col("srcKind"), col("dstKind"), col("migrationCause"), col("virtualAddress"), col("copyCount")},
+			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
+				for k := 0; k < 6; k++ {
+					if k == 2 {
+						b.Int64(is[k], pid(v[k].Int64))
+					} else {
+						b.Int64(is[k], v[k].Int64)
+					}
+				}
+				corr(b, cC, v[6])
+				b.Int64(cB, v[7].Int64)
+				kind := v[8].Int64
+				b.Int32(cK, int32(kind))
+				nullable32(b, cSK, v[9])
+				nullable32(b, cDK, v[10])
+				um := kind >= 11 && kind <= 13
+				if um && v[11].Valid {
+					b.Int32(cMC, int32(v[11].Int64))
+				} else {
+					b.Null(cMC)
+				}
+				if v[12].Valid && v[12].Int64 != 0 {
+					b.Uint64(cVA, uint64(v[12].Int64))
+				} else {
+					b.Null(cVA)
+				}
+				cc := v[13].Int64
+				if !v[13].Valid || cc <= 0 {
+					cc = 1
+				}
+				b.Int64(cCC, cc)
+			},
+		}
+	case tracemodel.Memset:
+		is := []int{ix(tracemodel.ColStart), ix(tracemodel.ColEnd), ix(tracemodel.ColPid), ix(tracemodel.ColDeviceID), ix(tracemodel.ColContextID), ix(tracemodel.ColStreamID)}
+		cC, cB, cV, cMK := ix(tracemodel.ColCorrelationID), ix(tracemodel.ColBytes), ix(tracemodel.ColValue), ix(tracemodel.ColMemKind)
+		return query{
+			ints: []string{"start", `"end"`, col("globalPid"), col("deviceId"), col("contextId"), col("streamId"), col("correlationId"), col("bytes"), col("value"), col("memKind")},
+			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
+				for k := 0; k < 6; k++ {
+					if k == 2 {
+						b.Int64(is[k], pid(v[k].Int64))
+					} else {
+						b.Int64(is[k], v[k].Int64)
+					}
+				}
+				corr(b, cC, v[6])
+				b.Int64(cB, v[7].Int64)
+				b.Int64(cV, v[8].Int64)
+				nullable32(b, cMK, v[9])
+			},
+		}
+	case tracemodel.Sync:
+		is := []int{ix(tracemodel.ColStart), ix(tracemodel.ColEnd), ix(tracemodel.ColPid), ix(tracemodel.ColDeviceID), ix(tracemodel.ColContextID), ix(tracemodel.ColStreamID)}
+		cC, cST, cEv := ix(tracemodel.ColCorrelationID), ix(tracemodel.ColSyncType), ix(tracemodel.ColEventID)
+		return query{
+			ints: []string{"start", `"end"`, col("globalPid"), col("deviceId"), col("contextId"), col("streamId"), col("correlationId"), col("deprecatedSyncType"), col("syncType"), col("eventId")},
+			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
+				for k := 0; k < 6; k++ {
+					if k == 2 {
+						b.Int64(is[k], pid(v[k].Int64))
+					} else {
+						b.Int64(is[k], v[k].Int64)
+					}
+				}
+				corr(b, cC, v[6])
+				st := v[8].Int64
+				if v[7].Valid {
+					st = v[7].Int64
+				}
+				b.Int32(cST, int32(st))
+				if !v[9].Valid || v[9].Int64 == 0xFFFFFFFF || v[9].Int64 == -1 {
+					b.Null(cEv)
+				} else {
+					b.Int64(cEv, v[9].Int64)
+				}
+			},
+		}
+	case tracemodel.GPUFault:
+		cS, cE, cP, cD, cA, cN, cAT := ix(tracemodel.ColStart), ix(tracemodel.ColEnd), ix(tracemodel.ColPid), ix(tracemodel.ColDeviceID), ix(tracemodel.ColAddress), ix(tracemodel.ColNumFaults), ix(tracemodel.ColAccessType)
+		return query{
+			ints: []string{"start", r.first(src, "end", "start"), col("globalPid"), col("deviceId"), col("address"), col("numberOfPageFaults"), col("faultAccessType")},
+			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
+				b.Int64(cS, v[0].Int64)
+				b.Int64(cE, v[1].Int64)
+				b.Int64(cP, pid(v[2].Int64))
+				b.Int64(cD, v[3].Int64)
+				b.Uint64(cA, uint64(v[4].Int64))
+				n := v[5].Int64
+				if !v[5].Valid {
+					n = 1
+				}
+				b.Int64(cN, n)
+				b.Int32(cAT, int32(v[6].Int64))
+			},
+		}
+	case tracemodel.CPUFault:
+		cS, cP, cA, cPC, cF, cM, cSF, cSL := ix(tracemodel.ColStart), ix(tracemodel.ColPid), ix(tracemodel.ColAddress), ix(tracemodel.ColPC), ix(tracemodel.ColFunction), ix(tracemodel.ColModule), ix(tracemodel.ColSourceFile), ix(tracemodel.ColSourceLine)
+		return query{
+			ints: []string{"start", col("globalPid"), col("address"), col("originalFaultPc"), col("CpuInstruction"), col("module"), col("sourceFile"), col("sourceLine")},
+			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, s map[int64]string) {
+				b.Int64(cS, v[0].Int64)
+				b.Int64(cP, pid(v[1].Int64))
+				b.Uint64(cA, uint64(v[2].Int64))
+				if v[3].Valid {
+					b.Uint64(cPC, uint64(v[3].Int64))
+				} else {
+					b.Null(cPC)
+				}
+				b.String(cF, lookup(s, v[4]))
+				b.String(cM, lookup(s, v[5]))
+				b.String(cSF, lookup(s, v[6]))
+				b.Int32(cSL, int32(v[7].Int64))
+			},
+		}
+	case tracemodel.NVTX:
+		cS, cE, cP, cT, cET, cN, cD := ix(tracemodel.ColStart), ix(tracemodel.ColEnd), ix(tracemodel.ColPid), ix(tracemodel.ColTid), ix(tracemodel.ColEventType), ix(tracemodel.ColName), ix(tracemodel.ColDomainID)
+		return query{
+			ints: []string{"start", col("end"), col("globalTid"), col("eventType"), col("textId"), col("domainId")},
+			strs: []string{col("text")},
+			fill: func(b *tracemodel.Builder, v []sql.NullInt64, sv []sql.NullString, s map[int64]string) {
+				b.Int64(cS, v[0].Int64)
+				if v[1].Valid {
+					b.Int64(cE, v[1].Int64)
+				} else {
+					b.Null(cE)
+				}
+				b.Int64(cP, pid(v[2].Int64))
+				b.Int64(cT, tid(v[2].Int64))
+				b.Int32(cET, int32(v[3].Int64))
+				name := sv[0].String
+				if v[4].Valid {
+					if t, ok := s[v[4].Int64]; ok {
+						name = t
+					}
+				}
+				b.String(cN, name)
+				if v[5].Valid {
+					b.Int64(cD, v[5].Int64)
+				} else {
+					b.Null(cD)
+				}
+			},
+		}
+	case tracemodel.MemUsage:
+		cS, cP, cD, cA, cB, cMK, cO, cC := ix(tracemodel.ColStart), ix(tracemodel.ColPid), ix(tracemodel.ColDeviceID), ix(tracemodel.ColAddress), ix(tracemodel.ColBytes), ix(tracemodel.ColMemKind), ix(tracemodel.ColOperation), ix(tracemodel.ColCorrelationID)
+		return query{
+			ints: []string{"start", col("globalPid"), col("deviceId"), col("address"), col("bytes"), col("memKind"), col("memoryOperationType"), col("correlationId")},
+			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
+				b.Int64(cS, v[0].Int64)
+				b.Int64(cP, pid(v[1].Int64))
+				b.Int64(cD, v[2].Int64)
+				b.Uint64(cA, uint64(v[3].Int64))
+				b.Int64(cB, v[4].Int64)
+				b.Int32(cMK, int32(v[5].Int64))
+				b.Int32(cO, int32(v[6].Int64))
+				corr(b, cC, v[7])
+			},
+		}
+	case tracemodel.Thread:
+		cP, cT, cN := ix(tracemodel.ColPid), ix(tracemodel.ColTid), ix(tracemodel.ColName)
+		return query{
+			ints: []string{col("globalTid"), col("nameId")},
+			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, s map[int64]string) {
+				b.Int64(cP, pid(v[0].Int64))
+				b.Int64(cT, tid(v[0].Int64))
+				b.String(cN, lookup(s, v[1]))
+			},
+		}
+	case tracemodel.GPU:
+		cI, cN, cSM, cTM, cMa, cMi := ix(tracemodel.ColID), ix(tracemodel.ColName), ix(tracemodel.ColSMCount), ix(tracemodel.ColTotalMemory), ix(tracemodel.ColComputeMajor), ix(tracemodel.ColComputeMinor)
+		return query{
+			ints: []string{r.first(src, "id", "deviceId"), r.first(src, "smCount", "numMultiprocessors"), r.first(src, "totalMemory", "globalMemorySize"), r.first(src, "computeMajor", "computeCapabilityMajor"), r.first(src, "computeMinor", "computeCapabilityMinor")},
+			strs: []string{col("name")},
+			fill: func(b *tracemodel.Builder, v []sql.NullInt64, sv []sql.NullString, _ map[int64]string) {
+				b.Int64(cI, v[0].Int64)
+				b.String(cN, sv[0].String)
+				b.Int64(cSM, v[1].Int64)
+				b.Int64(cTM, v[2].Int64)
+				b.Int32(cMa, int32(v[3].Int64))
+				b.Int32(cMi, int32(v[4].Int64))
+			},
+		}
+	}
+	panic("nsys: no query for table " + t.Name)
+}
+
+func lookup(s map[int64]string, v sql.NullInt64) string {
+	if !v.Valid {
+		return ""
+	}
+	return s[v.Int64]
+}
+
+func nullable32(b *tracemodel.Builder, i int, v sql.NullInt64) {
+	if v.Valid {
+		b.Int32(i, int32(v.Int64))
+	} else {
+		b.Null(i)
+	}
+}
+
+// scan runs q over src and emits batches of t.
+func (r *Reader) scan(t *tracemodel.Table, src string, q query, s map[int64]string, fn func(arrow.RecordBatch) error) error {
+	sel := append(append([]string{}, q.ints...), q.strs...)
+	stmt := fmt.Sprintf(`SELECT %s FROM "%s"`, strings.Join(sel, ", "), src)
+	rows, err := r.db.Query(stmt)
+	if err != nil {
+		return r.wrapDBErr("reading "+src, err)
+	}
+	defer rows.Close()
+	iv := make([]sql.NullInt64, len(q.ints))
+	sv := make([]sql.NullString, len(q.strs))
+	dest := make([]any, 0, len(sel))
+	for i := range iv {
+		dest = append(dest, &iv[i])
+	}
+	for i := range sv {
+		dest = append(dest, &sv[i])
+	}
+	b := tracemodel.NewBuilder(r.opts.Mem, t)
+	defer b.Release()
+	emit := func() error {
+		rec := b.NewBatch()
+		defer rec.Release()
+		return fn(rec)
+	}
+	row := 0
+	for rows.Next() {
+		row++
+		if err := rows.Scan(dest...); err != nil {
+			return r.wrapDBErr(fmt.Sprintf("reading %s row %d", src, row), err)
+		}
+		q.fill(b, iv, sv, s)
+		b.EndRow()
+		if b.Rows() >= r.opts.BatchRows {
+			if err := emit(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return r.wrapDBErr(fmt.Sprintf("reading %s after row %d", src, row), err)
+	}
+	if b.Rows() > 0 {
+		return emit()
+	}
+	return nil
+}
