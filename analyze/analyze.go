@@ -1,0 +1,601 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/umtrace/umtrace/tracemodel"
+)
+
+// Analyze reads src once and returns its analysis. It returns an error
+// wrapping tracemodel.ErrNoCUDA when the trace holds no CUDA activity.
+func Analyze(src tracemodel.Source, opts Options) (*Result, error) {
+	info := src.Info()
+	if !info.HasCUDA {
+		return nil, fmt.Errorf("%s: %w (no CUDA runtime, kernel, memcpy or sync records; profile with nsys --trace=cuda)", info.Path, tracemodel.ErrNoCUDA)
+	}
+	if opts.TopN <= 0 {
+		opts.TopN = 10
+	}
+	c, err := collect(src)
+	if err != nil {
+		return nil, err
+	}
+	a := &analysis{c: c, info: info, opts: opts, th: opts.Thresholds}
+	return a.run()
+}
+
+type analysis struct {
+	c    *collector
+	info *tracemodel.TraceInfo
+	opts Options
+	th   Thresholds
+	res  Result
+
+	lo, hi   int64                   // trace span
+	union    map[int64][]span        // per pid: merged fault-driven UM activity
+	steps    []nvtxRange             // chosen step ranges, sorted
+	storms   []*Episode              // storm episodes
+	baseline map[int32]float64       // calm median per API id
+	work     map[streamKey][]gpuWork // all GPU work per stream, sorted by end
+}
+
+func (a *analysis) run() (*Result, error) {
+	c := a.c
+	a.res = Result{SchemaVersion: SchemaVersion, Thresholds: a.th}
+	a.sortInputs()
+	a.span()
+	a.findSteps()
+	a.buildUnion()
+	a.markStalls()
+	a.attributeWaits()
+	a.findEpisodes()
+	a.stats()
+	a.umSummary()
+	a.stepRows()
+	a.verdict()
+	a.headline()
+	a.mitigations()
+	a.warnings()
+	r := &a.res
+	r.Trace = TraceMeta{
+		File: filepath.Base(a.info.Path), Producer: a.info.Producer, ProductVersion: a.info.ProductVersion,
+		SchemaVersion: a.info.SchemaVersion, StartNs: a.lo, EndNs: a.hi, DurationNs: a.hi - a.lo,
+		GPUs: c.gpus, Threads: len(c.threads),
+	}
+	pids := map[int64]bool{}
+	for k := range c.threads {
+		pids[k.pid] = true
+	}
+	r.Trace.Processes = len(pids)
+	if r.Trace.GPUs == nil {
+		r.Trace.GPUs = []string{}
+	}
+	return r, nil
+}
+
+func (a *analysis) sortInputs() {
+	c := a.c
+	slices.SortFunc(c.calls, func(x, y call) int {
+		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.end, y.end), cmp.Compare(x.pid, y.pid), cmp.Compare(x.tid, y.tid))
+	})
+	slices.SortFunc(c.migrations, func(x, y migration) int {
+		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.end, y.end), cmp.Compare(x.addr, y.addr))
+	})
+	slices.SortFunc(c.gfaults, func(x, y gfault) int {
+		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.end, y.end), cmp.Compare(x.addr, y.addr))
+	})
+	slices.SortFunc(c.cfaults, func(x, y cfault) int {
+		return cmp.Or(cmp.Compare(x.t, y.t), cmp.Compare(x.addr, y.addr))
+	})
+	a.work = map[streamKey][]gpuWork{}
+	for _, m := range []map[streamKey][]gpuWork{c.kernels, c.copies, c.memsets} {
+		for k, ws := range m {
+			a.work[k] = append(a.work[k], ws...)
+		}
+	}
+	for _, ws := range a.work {
+		slices.SortFunc(ws, func(x, y gpuWork) int { return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(x.start, y.start)) })
+	}
+	for _, ws := range c.kernels {
+		slices.SortFunc(ws, func(x, y gpuWork) int { return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.end, y.end)) })
+	}
+}
+
+// span is the trace's time span: ANALYSIS_DETAILS when the export has it,
+// else the extent of CUDA API calls and GPU activity.
+func (a *analysis) span() {
+	s := newSpan()
+	if a.c.apiSpan.lo <= a.c.apiSpan.hi {
+		s.add(a.c.apiSpan.lo, a.c.apiSpan.hi)
+	}
+	if a.c.gpuSpan.lo <= a.c.gpuSpan.hi {
+		s.add(a.c.gpuSpan.lo, a.c.gpuSpan.hi)
+	}
+	if a.info.SpanEndNs > a.info.SpanStartNs {
+		s = span{a.info.SpanStartNs, a.info.SpanEndNs}
+	}
+	if s.lo > s.hi {
+		s = span{0, 0}
+	}
+	a.lo, a.hi = s.lo, s.hi
+}
+
+func (a *analysis) durationSec() float64 {
+	if a.hi <= a.lo {
+		return 0
+	}
+	return float64(a.hi-a.lo) / 1e9
+}
+
+var digits = regexp.MustCompile(`[0-9]+`)
+var stepWords = regexp.MustCompile(`(?i)step|iter|batch|epoch`)
+
+// findSteps picks the NVTX range that marks training steps.
+func (a *analysis) findSteps() {
+	st := &a.res.Steps
+	rs := a.c.ranges
+	if len(rs) == 0 {
+		st.Source = "no NVTX ranges in the trace"
+		return
+	}
+	groups := map[string][]nvtxRange{}
+	for _, r := range rs {
+		key := digits.ReplaceAllString(r.name, "N")
+		if a.opts.StepRange != "" {
+			if r.name != a.opts.StepRange && key != a.opts.StepRange && !strings.HasPrefix(r.name, a.opts.StepRange) {
+				continue
+			}
+			key = a.opts.StepRange
+		}
+		groups[key] = append(groups[key], r)
+	}
+	type cand struct {
+		key   string
+		rs    []nvtxRange
+		total int64
+		word  bool
+	}
+	var cands []cand
+	for key, g := range groups {
+		if len(g) < 2 || (a.opts.StepRange == "" && len(g) < 3) {
+			continue
+		}
+		slices.SortFunc(g, func(x, y nvtxRange) int { return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.end, y.end)) })
+		ok := true
+		var total int64
+		for i := range g {
+			total += g[i].end - g[i].start
+			if i > 0 && g[i].start < g[i-1].end && g[i].pid == g[i-1].pid {
+				ok = false
+			}
+		}
+		if !ok && a.opts.StepRange == "" {
+			continue
+		}
+		cands = append(cands, cand{key, g, total, stepWords.MatchString(key)})
+	}
+	if len(cands) == 0 {
+		if a.opts.StepRange != "" {
+			st.Source = fmt.Sprintf("--step-range %q matched fewer than 2 NVTX ranges", a.opts.StepRange)
+		} else {
+			st.Source = "no NVTX range repeats without overlapping"
+		}
+		return
+	}
+	slices.SortFunc(cands, func(x, y cand) int {
+		if x.word != y.word {
+			if x.word {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(y.total, x.total), cmp.Compare(x.key, y.key))
+	})
+	best := cands[0]
+	a.steps = best.rs
+	st.Range = best.key
+	st.Source = "detected"
+	if a.opts.StepRange != "" {
+		st.Source = "--step-range"
+	}
+}
+
+// buildUnion merges fault-driven UM activity into disjoint intervals per process.
+func (a *analysis) buildUnion() {
+	per := map[int64][]span{}
+	for _, g := range a.c.gfaults {
+		per[g.pid] = append(per[g.pid], span{g.start, max(g.end, g.start+1)})
+	}
+	for _, m := range a.c.migrations {
+		if demand(m.cause) {
+			per[m.pid] = append(per[m.pid], span{m.start, max(m.end, m.start+1)})
+		}
+	}
+	a.union = map[int64][]span{}
+	for pid, ss := range per {
+		slices.SortFunc(ss, func(x, y span) int { return cmp.Compare(x.lo, y.lo) })
+		out := ss[:0:0]
+		for _, s := range ss {
+			if n := len(out); n > 0 && s.lo <= out[n-1].hi {
+				out[n-1].hi = max(out[n-1].hi, s.hi)
+				continue
+			}
+			out = append(out, s)
+		}
+		a.union[pid] = out
+	}
+}
+
+// overlapNs is the length of [lo,hi) covered by the pid's UM union.
+func (a *analysis) overlapNs(pid, lo, hi int64) int64 {
+	u := a.union[pid]
+	i := sort.Search(len(u), func(i int) bool { return u[i].hi > lo })
+	var n int64
+	for ; i < len(u) && u[i].lo < hi; i++ {
+		n += min(hi, u[i].hi) - max(lo, u[i].lo)
+	}
+	return n
+}
+
+// markStalls computes each host-blocking call's UM overlap, the calm
+// baseline of each API, and which calls are UM stalls.
+func (a *analysis) markStalls() {
+	calls := a.c.calls
+	calm := map[int32][]int64{}
+	for i := range calls {
+		cl := &calls[i]
+		if d := cl.dur(); d > 0 {
+			cl.overlap = float64(a.overlapNs(cl.pid, cl.start, cl.end)) / float64(d)
+		}
+		if cl.overlap < a.th.MinOverlap {
+			calm[cl.api] = append(calm[cl.api], cl.dur())
+		}
+	}
+	a.baseline = map[int32]float64{}
+	for api, ds := range calm {
+		if len(ds) >= a.th.MinCalmCalls {
+			a.baseline[api] = medianOf(ds)
+		}
+	}
+	for i := range calls {
+		cl := &calls[i]
+		d := cl.dur()
+		if d < a.th.MinStallNs || cl.overlap < a.th.MinOverlap {
+			continue
+		}
+		if b, ok := a.baseline[cl.api]; ok && float64(d) < a.th.Inflation*b {
+			continue
+		}
+		cl.stall = true
+	}
+}
+
+// workName names GPU work for reports.
+func (a *analysis) workName(w gpuWork) string {
+	switch {
+	case w.name >= 0:
+		return a.c.kernelNames.names[w.name]
+	case w.name == memsetCode:
+		return "[memset]"
+	default:
+		return "[memcpy " + copyKindNames[-1-w.name] + "]"
+	}
+}
+
+// attributeWaits finds, for each host-blocking call, the stream it synced
+// and the GPU work it waited for: the last kernel, copy or memset on that
+// stream (or on any stream of the process, for device-wide syncs) that
+// finished before the call returned and after it began.
+func (a *analysis) attributeWaits() {
+	byPid := map[int64][]streamKey{}
+	for k := range a.work {
+		byPid[k.pid] = append(byPid[k.pid], k)
+	}
+	for _, ks := range byPid {
+		slices.SortFunc(ks, func(x, y streamKey) int { return cmp.Compare(x.stream, y.stream) })
+	}
+	last := func(k streamKey, lo, hi int64) (gpuWork, bool) {
+		ws := a.work[k]
+		i := sort.Search(len(ws), func(i int) bool { return ws[i].end > hi }) - 1
+		if i < 0 || ws[i].end < lo {
+			return gpuWork{}, false
+		}
+		return ws[i], true
+	}
+	for i := range a.c.calls {
+		cl := &a.c.calls[i]
+		var keys []streamKey
+		stream, known := int64(0), false
+		switch cl.class.Scope {
+		case ScopeStream, ScopeEvent:
+			stream, known = a.c.syncStream[pidCorr{cl.pid, cl.corr}]
+		case ScopeCopy:
+			stream, known = a.c.copyStream[pidCorr{cl.pid, cl.corr}]
+			if !known {
+				stream, known = a.c.setStream[pidCorr{cl.pid, cl.corr}]
+			}
+		}
+		if known {
+			keys = []streamKey{{cl.pid, stream}}
+			cl.target = fmt.Sprintf("stream %d", stream)
+		} else {
+			keys = byPid[cl.pid]
+			cl.target = "device-wide"
+		}
+		var best gpuWork
+		found := false
+		for _, k := range keys {
+			if w, ok := last(k, cl.start, cl.end); ok && (!found || w.end > best.end) {
+				best, found = w, true
+			}
+		}
+		if found {
+			cl.waited = a.workName(best)
+		} else {
+			cl.waited = "[no GPU work pending]"
+		}
+	}
+}
+
+// mergeGap returns the gap that separates episodes.
+func (a *analysis) mergeGap() int64 {
+	if a.th.MergeGapNs > 0 {
+		return a.th.MergeGapNs
+	}
+	if len(a.steps) >= 2 {
+		ds := make([]int64, len(a.steps))
+		for i, s := range a.steps {
+			ds[i] = s.end - s.start
+		}
+		return int64(2 * medianOf(ds))
+	}
+	return DefaultMergeGapNs
+}
+
+// findEpisodes groups stalls that lie close together in time.
+func (a *analysis) findEpisodes() {
+	gap := a.mergeGap()
+	a.res.Thresholds.MergeGapNs = gap
+	type group struct {
+		lo, hi int64
+		calls  []*call
+	}
+	var groups []*group
+	for i := range a.c.calls {
+		cl := &a.c.calls[i]
+		if !cl.stall {
+			continue
+		}
+		if n := len(groups); n > 0 && cl.start-groups[n-1].hi <= gap {
+			g := groups[n-1]
+			g.hi = max(g.hi, cl.end)
+			g.calls = append(g.calls, cl)
+			continue
+		}
+		groups = append(groups, &group{cl.start, cl.end, []*call{cl}})
+	}
+	// Widen groups to whole steps, then merge groups that now touch, so a
+	// step never belongs to two episodes.
+	var merged []*group
+	for _, g := range groups {
+		e := Episode{StartNs: g.lo, EndNs: g.hi, FirstStep: -1, LastStep: -1}
+		a.snapToSteps(&e)
+		g.lo, g.hi = e.StartNs, e.EndNs
+		if n := len(merged); n > 0 && g.lo < merged[n-1].hi {
+			m := merged[n-1]
+			m.hi = max(m.hi, g.hi)
+			m.calls = append(m.calls, g.calls...)
+			continue
+		}
+		merged = append(merged, g)
+	}
+	a.res.Episodes = []Episode{}
+	a.res.Isolated = []Episode{}
+	for _, g := range merged {
+		var stalled int64
+		for _, cl := range g.calls {
+			stalled += cl.dur()
+		}
+		e := Episode{StartNs: g.lo, EndNs: g.hi, Stalls: len(g.calls), StalledNs: stalled, FirstStep: -1, LastStep: -1}
+		a.snapToSteps(&e)
+		if e.Stalls >= a.th.MinEpisodeStalls && stalled >= a.th.MinEpisodeBlockedNs {
+			e.Index = len(a.res.Episodes) + 1
+			a.res.Episodes = append(a.res.Episodes, e)
+		} else {
+			e.Index = len(a.res.Isolated) + 1
+			a.res.Isolated = append(a.res.Isolated, e)
+		}
+	}
+	for i := range a.res.Episodes {
+		a.storms = append(a.storms, &a.res.Episodes[i])
+	}
+	for i := range a.res.Episodes {
+		a.evidence(&a.res.Episodes[i])
+	}
+	for i := range a.res.Isolated {
+		a.evidence(&a.res.Isolated[i])
+	}
+}
+
+// snapToSteps widens an episode to whole steps and records the steps it covers.
+func (a *analysis) snapToSteps(e *Episode) {
+	for i, s := range a.steps {
+		if s.end <= e.StartNs || s.start >= e.EndNs {
+			continue
+		}
+		if e.FirstStep < 0 {
+			e.FirstStep = i
+		}
+		e.LastStep = i
+	}
+	if e.FirstStep >= 0 {
+		e.StartNs = min(e.StartNs, a.steps[e.FirstStep].start)
+		e.EndNs = max(e.EndNs, a.steps[e.LastStep].end)
+	}
+}
+
+func (a *analysis) inStorm(t int64) bool {
+	for _, e := range a.storms {
+		if t >= e.StartNs && t < e.EndNs {
+			return true
+		}
+	}
+	return false
+}
+
+// evidence fills an episode's evidence from everything in its window.
+func (a *analysis) evidence(e *Episode) {
+	c := a.c
+	e.DurationNs = e.EndNs - e.StartNs
+	lo, hi := e.StartNs, e.EndNs
+	stallAPIs := map[string]*NameCount{}
+	var noBaseline []string
+	for i := sort.Search(len(c.calls), func(i int) bool { return c.calls[i].start >= lo }); i < len(c.calls) && c.calls[i].start < hi; i++ {
+		cl := &c.calls[i]
+		e.Syncs++
+		e.BlockedNs += cl.dur()
+		if b, ok := a.baseline[cl.api]; ok {
+			e.ExcessNs += max(0, cl.dur()-int64(b))
+		} else if cl.stall {
+			e.ExcessNs += cl.dur()
+			noBaseline = append(noBaseline, c.apiNames.names[cl.api])
+		}
+		if cl.stall {
+			n := c.apiNames.names[cl.api]
+			if stallAPIs[n] == nil {
+				stallAPIs[n] = &NameCount{Name: n}
+			}
+			stallAPIs[n].Count++
+			stallAPIs[n].Ns += cl.dur()
+		}
+	}
+	e.StallAPIs = sortedCounts(stallAPIs, 0)
+	slices.Sort(noBaseline)
+	noBaseline = slices.Compact(noBaseline)
+	if len(noBaseline) > 0 {
+		e.BaselineNote = "no calm calls of " + strings.Join(noBaseline, ", ") + " to compare with: their whole stalled time counts as excess"
+	} else {
+		e.BaselineNote = "excess over each API's calm median"
+	}
+	for i := sort.Search(len(c.gfaults), func(i int) bool { return c.gfaults[i].start >= lo }); i < len(c.gfaults) && c.gfaults[i].start < hi; i++ {
+		e.GPUFaultGroups++
+		e.GPUFaults += c.gfaults[i].n
+	}
+	sites := map[string]*NameCount{}
+	for i := sort.Search(len(c.cfaults), func(i int) bool { return c.cfaults[i].t >= lo }); i < len(c.cfaults) && c.cfaults[i].t < hi; i++ {
+		e.CPUFaults++
+		n := c.siteNames.names[c.cfaults[i].site]
+		if sites[n] == nil {
+			sites[n] = &NameCount{Name: n}
+		}
+		sites[n].Count++
+	}
+	e.CPUFaultSites = sortedCounts(sites, 5)
+	agg := newMigAgg()
+	for i := sort.Search(len(c.migrations), func(i int) bool { return c.migrations[i].start >= lo }); i < len(c.migrations) && c.migrations[i].start < hi; i++ {
+		agg.add(c.migrations[i])
+	}
+	e.Migrations = agg.list()
+	e.Kernels = a.kernelSlowdown(lo, hi)
+}
+
+// kernelSlowdown compares kernels that started in [lo,hi) with their runs
+// outside every storm episode.
+func (a *analysis) kernelSlowdown(lo, hi int64) []KernelSlow {
+	in := map[int32][]int64{}
+	out := map[int32][]int64{}
+	for _, ws := range a.c.kernels {
+		for _, w := range ws {
+			if w.name < 0 {
+				continue
+			}
+			if w.start >= lo && w.start < hi {
+				in[w.name] = append(in[w.name], w.end-w.start)
+			} else if !a.inStorm(w.start) {
+				out[w.name] = append(out[w.name], w.end-w.start)
+			}
+		}
+	}
+	var ks []KernelSlow
+	totals := map[string]int64{}
+	for id, ds := range in {
+		k := KernelSlow{Name: a.c.kernelNames.names[id], Count: len(ds), MedianNs: round1(medianOf(ds))}
+		for _, d := range ds {
+			totals[k.Name] += d
+		}
+		if o := out[id]; len(o) > 0 {
+			k.CalmMedianNs = round1(medianOf(o))
+			if k.CalmMedianNs > 0 {
+				k.Slowdown = round3(k.MedianNs / k.CalmMedianNs)
+			}
+		}
+		ks = append(ks, k)
+	}
+	slices.SortFunc(ks, func(x, y KernelSlow) int {
+		return cmp.Or(cmp.Compare(totals[y.Name], totals[x.Name]), cmp.Compare(x.Name, y.Name))
+	})
+	if len(ks) > 5 {
+		ks = ks[:5]
+	}
+	if ks == nil {
+		ks = []KernelSlow{}
+	}
+	return ks
+}
+
+func sortedCounts(m map[string]*NameCount, limit int) []NameCount {
+	out := make([]NameCount, 0, len(m))
+	for _, v := range m {
+		out = append(out, *v)
+	}
+	slices.SortFunc(out, func(x, y NameCount) int {
+		return cmp.Or(cmp.Compare(y.Count, x.Count), cmp.Compare(y.Ns, x.Ns), cmp.Compare(x.Name, y.Name))
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+type migAgg struct{ m map[[2]int32]*MigrationAgg }
+
+func newMigAgg() *migAgg { return &migAgg{m: map[[2]int32]*MigrationAgg{}} }
+
+func (g *migAgg) add(m migration) {
+	k := [2]int32{m.kind, m.cause}
+	x := g.m[k]
+	if x == nil {
+		x = &MigrationAgg{Direction: copyKindNames[m.kind], Cause: causeName(m.cause)}
+		g.m[k] = x
+	}
+	x.Count++
+	x.Bytes += m.bytes
+	x.TimeNs += m.end - m.start
+}
+
+func causeName(c int32) string {
+	if c < 0 {
+		return "not_recorded"
+	}
+	if int(c) < len(CauseNames) {
+		return CauseNames[c]
+	}
+	return fmt.Sprintf("cause_%d", c)
+}
+
+func (g *migAgg) list() []MigrationAgg {
+	out := make([]MigrationAgg, 0, len(g.m))
+	for _, v := range g.m {
+		out = append(out, *v)
+	}
+	slices.SortFunc(out, func(x, y MigrationAgg) int {
+		return cmp.Or(cmp.Compare(x.Direction, y.Direction), cmp.Compare(x.Cause, y.Cause))
+	})
+	return out
+}

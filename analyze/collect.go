@@ -1,0 +1,410 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/umtrace/umtrace/tracemodel"
+)
+
+// The collect phase streams every table once, in parallel, into compact
+// structures: only what the analysis needs, never a copy of a whole table.
+
+type interner struct {
+	ids   map[string]int32
+	names []string
+}
+
+func newInterner() *interner { return &interner{ids: map[string]int32{}} }
+
+func (in *interner) id(s string) int32 {
+	if id, ok := in.ids[s]; ok {
+		return id
+	}
+	id := int32(len(in.names))
+	in.ids[s] = id
+	in.names = append(in.names, s)
+	return id
+}
+
+// batchIDs interns a batch's dictionary once and returns the row → id map.
+func (in *interner) batchIDs(s tracemodel.Strings) []int32 {
+	local := make([]int32, s.DictLen())
+	for k := range local {
+		local[k] = in.id(s.DictValue(k))
+	}
+	return local
+}
+
+func strID(local []int32, s tracemodel.Strings, i int) int32 {
+	k := s.Key(i)
+	if k < 0 {
+		return -1
+	}
+	return local[k]
+}
+
+type pidCorr struct{ pid, corr int64 }
+type streamKey struct{ pid, stream int64 }
+
+// call is one host-blocking API call.
+type call struct {
+	start, end int64
+	pid, tid   int64
+	corr       int64
+	api        int32 // id in collector.apiNames
+	class      syncClass
+	// Filled by the analysis.
+	overlap float64
+	stall   bool
+	target  string // stream label
+	waited  string // GPU work waited for
+}
+
+func (c *call) dur() int64 { return c.end - c.start }
+
+// gpuWork is one kernel, copy or memset on a stream. name >= 0 is a kernel
+// name id; negative values encode copies (-1-copyKind) and memsets (memsetCode).
+type gpuWork struct {
+	start, end int64
+	name       int32
+}
+
+const memsetCode = -1000
+
+type migration struct {
+	start, end int64
+	bytes      int64
+	addr       uint64
+	pid        int64
+	kind       int32 // 11 HtoD, 12 DtoH, 13 DtoD
+	cause      int32 // -1 when the export has none
+}
+
+type gfault struct {
+	start, end int64
+	pid        int64
+	addr       uint64
+	n          int64
+}
+
+type cfault struct {
+	t    int64
+	pid  int64
+	addr uint64
+	site int32
+}
+
+type nvtxRange struct {
+	start, end int64
+	pid, tid   int64
+	name       string
+}
+
+type alloc struct {
+	addr  uint64
+	bytes int64
+	kind  int32
+}
+
+type span struct{ lo, hi int64 }
+
+func (s *span) add(lo, hi int64) {
+	if lo < s.lo {
+		s.lo = lo
+	}
+	if hi > s.hi {
+		s.hi = hi
+	}
+}
+
+func newSpan() span { return span{math.MaxInt64, math.MinInt64} }
+
+type collector struct {
+	// API
+	apiNames *interner
+	apiDur   [][]int64 // by api id
+	calls    []call
+	managed  int
+	threads  map[streamKey]bool // (pid, tid)
+	apiSpan  span
+	// GPU work
+	kernelNames *interner
+	kernels     map[streamKey][]gpuWork
+	copies      map[streamKey][]gpuWork
+	memsets     map[streamKey][]gpuWork
+	copyStream  map[pidCorr]int64 // explicit copy or memset → stream
+	setStream   map[pidCorr]int64
+	gpuSpan     span
+	// Sync records
+	syncStream map[pidCorr]int64
+	// UM
+	migrations []migration
+	gfaults    []gfault
+	cfaults    []cfault
+	siteNames  *interner
+	allocs     []alloc
+	// NVTX, threads, GPUs
+	ranges      []nvtxRange
+	threadNames map[streamKey]string
+	gpus        []string
+}
+
+// collect reads every table of src.
+func collect(src tracemodel.Source) (*collector, error) {
+	c := &collector{
+		apiNames: newInterner(), kernelNames: newInterner(), siteNames: newInterner(),
+		threads: map[streamKey]bool{}, kernels: map[streamKey][]gpuWork{}, copies: map[streamKey][]gpuWork{},
+		memsets: map[streamKey][]gpuWork{}, copyStream: map[pidCorr]int64{}, setStream: map[pidCorr]int64{},
+		syncStream: map[pidCorr]int64{}, threadNames: map[streamKey]string{},
+		apiSpan: newSpan(), gpuSpan: newSpan(),
+	}
+	var kSpan, cSpan, sSpan = newSpan(), newSpan(), newSpan()
+	jobs := []struct {
+		t  *tracemodel.Table
+		fn func(arrow.RecordBatch)
+	}{
+		{tracemodel.API, c.addAPI},
+		{tracemodel.Kernel, func(r arrow.RecordBatch) { c.addWork(r, tracemodel.Kernel, c.kernels, nil, &kSpan) }},
+		{tracemodel.Memcpy, func(r arrow.RecordBatch) { c.addMemcpy(r, &cSpan) }},
+		{tracemodel.Memset, func(r arrow.RecordBatch) { c.addWork(r, tracemodel.Memset, c.memsets, c.setStream, &sSpan) }},
+		{tracemodel.Sync, c.addSync},
+		{tracemodel.GPUFault, c.addGPUFault},
+		{tracemodel.CPUFault, c.addCPUFault},
+		{tracemodel.NVTX, c.addNVTX},
+		{tracemodel.MemUsage, c.addMemUsage},
+		{tracemodel.Thread, c.addThread},
+		{tracemodel.GPU, c.addGPU},
+	}
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	// Bound concurrency: SQLite readers are CPU-bound, and the large
+	// tables dominate; four at a time keeps two cores busy without
+	// holding many batches in memory at once.
+	sem := make(chan struct{}, 4)
+	for i, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			errs[i] = src.Scan(j.t, func(r arrow.RecordBatch) error { j.fn(r); return nil })
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", jobs[i].t.Name, err)
+		}
+	}
+	for _, s := range []span{kSpan, cSpan, sSpan} {
+		if s.lo <= s.hi {
+			c.gpuSpan.add(s.lo, s.hi)
+		}
+	}
+	return c, nil
+}
+
+func (c *collector) addAPI(r arrow.RecordBatch) {
+	t := tracemodel.API
+	st, en := tracemodel.I64(r, t, tracemodel.ColStart), tracemodel.I64(r, t, tracemodel.ColEnd)
+	pid, tid := tracemodel.I64(r, t, tracemodel.ColPid), tracemodel.I64(r, t, tracemodel.ColTid)
+	corr := tracemodel.I64(r, t, tracemodel.ColCorrelationID)
+	names := tracemodel.Str(r, t, tracemodel.ColName)
+	local := c.apiNames.batchIDs(names)
+	classes := make([]*syncClass, len(local))
+	managed := make([]bool, len(local))
+	for k, id := range local {
+		n := c.apiNames.names[id]
+		if cl, ok := HostBlocking[n]; ok {
+			classes[k] = &cl
+		}
+		managed[k] = managedAllocAPIs[n]
+	}
+	for len(c.apiDur) < len(c.apiNames.names) {
+		c.apiDur = append(c.apiDur, nil)
+	}
+	for i := 0; i < int(r.NumRows()); i++ {
+		k := names.Key(i)
+		id := local[k]
+		s, e := st.Value(i), en.Value(i)
+		c.apiDur[id] = append(c.apiDur[id], e-s)
+		c.apiSpan.add(s, e)
+		p := pid.Value(i)
+		c.threads[streamKey{p, tid.Value(i)}] = true
+		if managed[k] {
+			c.managed++
+		}
+		if cl := classes[k]; cl != nil {
+			var cr int64
+			if !corr.IsNull(i) {
+				cr = corr.Value(i)
+			}
+			c.calls = append(c.calls, call{start: s, end: e, pid: p, tid: tid.Value(i), corr: cr, api: id, class: *cl})
+		}
+	}
+}
+
+func (c *collector) addWork(r arrow.RecordBatch, t *tracemodel.Table, dst map[streamKey][]gpuWork, byCorr map[pidCorr]int64, sp *span) {
+	st, en := tracemodel.I64(r, t, tracemodel.ColStart), tracemodel.I64(r, t, tracemodel.ColEnd)
+	pid, strm := tracemodel.I64(r, t, tracemodel.ColPid), tracemodel.I64(r, t, tracemodel.ColStreamID)
+	corr := tracemodel.I64(r, t, tracemodel.ColCorrelationID)
+	var names tracemodel.Strings
+	var local []int32
+	isKernel := t == tracemodel.Kernel
+	if isKernel {
+		names = tracemodel.Str(r, t, tracemodel.ColName)
+		local = c.kernelNames.batchIDs(names)
+	}
+	for i := 0; i < int(r.NumRows()); i++ {
+		k := streamKey{pid.Value(i), strm.Value(i)}
+		w := gpuWork{start: st.Value(i), end: en.Value(i), name: memsetCode}
+		if isKernel {
+			w.name = strID(local, names, i)
+		}
+		dst[k] = append(dst[k], w)
+		sp.add(w.start, w.end)
+		if byCorr != nil && !corr.IsNull(i) {
+			byCorr[pidCorr{k.pid, corr.Value(i)}] = k.stream
+		}
+	}
+}
+
+func (c *collector) addMemcpy(r arrow.RecordBatch, sp *span) {
+	t := tracemodel.Memcpy
+	st, en := tracemodel.I64(r, t, tracemodel.ColStart), tracemodel.I64(r, t, tracemodel.ColEnd)
+	pid, strm := tracemodel.I64(r, t, tracemodel.ColPid), tracemodel.I64(r, t, tracemodel.ColStreamID)
+	corr := tracemodel.I64(r, t, tracemodel.ColCorrelationID)
+	kind := tracemodel.I32(r, t, tracemodel.ColCopyKind)
+	by := tracemodel.I64(r, t, tracemodel.ColBytes)
+	cause := tracemodel.I32(r, t, tracemodel.ColMigCause)
+	va := tracemodel.U64(r, t, tracemodel.ColVirtAddr)
+	for i := 0; i < int(r.NumRows()); i++ {
+		s, e, p, kd := st.Value(i), en.Value(i), pid.Value(i), kind.Value(i)
+		sp.add(s, e)
+		if kd >= 11 && kd <= 13 {
+			m := migration{start: s, end: e, bytes: by.Value(i), pid: p, kind: kd, cause: -1}
+			if !cause.IsNull(i) {
+				m.cause = cause.Value(i)
+			}
+			if !va.IsNull(i) {
+				m.addr = va.Value(i)
+			}
+			c.migrations = append(c.migrations, m)
+			continue
+		}
+		k := streamKey{p, strm.Value(i)}
+		c.copies[k] = append(c.copies[k], gpuWork{start: s, end: e, name: -1 - kd})
+		if !corr.IsNull(i) {
+			c.copyStream[pidCorr{p, corr.Value(i)}] = k.stream
+		}
+	}
+}
+
+func (c *collector) addSync(r arrow.RecordBatch) {
+	t := tracemodel.Sync
+	pid, strm := tracemodel.I64(r, t, tracemodel.ColPid), tracemodel.I64(r, t, tracemodel.ColStreamID)
+	corr := tracemodel.I64(r, t, tracemodel.ColCorrelationID)
+	for i := 0; i < int(r.NumRows()); i++ {
+		if !corr.IsNull(i) {
+			c.syncStream[pidCorr{pid.Value(i), corr.Value(i)}] = strm.Value(i)
+		}
+	}
+}
+
+func (c *collector) addGPUFault(r arrow.RecordBatch) {
+	t := tracemodel.GPUFault
+	st, en := tracemodel.I64(r, t, tracemodel.ColStart), tracemodel.I64(r, t, tracemodel.ColEnd)
+	pid, n := tracemodel.I64(r, t, tracemodel.ColPid), tracemodel.I64(r, t, tracemodel.ColNumFaults)
+	addr := tracemodel.U64(r, t, tracemodel.ColAddress)
+	for i := 0; i < int(r.NumRows()); i++ {
+		c.gfaults = append(c.gfaults, gfault{start: st.Value(i), end: en.Value(i), pid: pid.Value(i), addr: addr.Value(i), n: n.Value(i)})
+	}
+}
+
+func (c *collector) addCPUFault(r arrow.RecordBatch) {
+	t := tracemodel.CPUFault
+	st, pid := tracemodel.I64(r, t, tracemodel.ColStart), tracemodel.I64(r, t, tracemodel.ColPid)
+	addr := tracemodel.U64(r, t, tracemodel.ColAddress)
+	fn, mod, file := tracemodel.Str(r, t, tracemodel.ColFunction), tracemodel.Str(r, t, tracemodel.ColModule), tracemodel.Str(r, t, tracemodel.ColSourceFile)
+	line := tracemodel.I32(r, t, tracemodel.ColSourceLine)
+	cache := map[[4]int32]int32{}
+	for i := 0; i < int(r.NumRows()); i++ {
+		key := [4]int32{int32(fn.Key(i)), int32(mod.Key(i)), int32(file.Key(i)), line.Value(i)}
+		site, ok := cache[key]
+		if !ok {
+			site = c.siteNames.id(siteLabel(fn.Value(i), mod.Value(i), file.Value(i), line.Value(i)))
+			cache[key] = site
+		}
+		c.cfaults = append(c.cfaults, cfault{t: st.Value(i), pid: pid.Value(i), addr: addr.Value(i), site: site})
+	}
+}
+
+func siteLabel(fn, mod, file string, line int32) string {
+	if fn == "" {
+		fn = "[unknown]"
+	}
+	s := fn
+	if file != "" {
+		s += fmt.Sprintf(" (%s:%d)", file, line)
+	}
+	if mod != "" {
+		s += " in " + baseName(mod)
+	}
+	return s
+}
+
+func baseName(p string) string {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' {
+			return p[i+1:]
+		}
+	}
+	return p
+}
+
+// NVTX event types that are ranges with a duration.
+var rangeTypes = map[int32]bool{59: true, 60: true, 70: true, 71: true}
+
+func (c *collector) addNVTX(r arrow.RecordBatch) {
+	t := tracemodel.NVTX
+	st, en := tracemodel.I64(r, t, tracemodel.ColStart), tracemodel.I64(r, t, tracemodel.ColEnd)
+	pid, tid := tracemodel.I64(r, t, tracemodel.ColPid), tracemodel.I64(r, t, tracemodel.ColTid)
+	et := tracemodel.I32(r, t, tracemodel.ColEventType)
+	names := tracemodel.Str(r, t, tracemodel.ColName)
+	for i := 0; i < int(r.NumRows()); i++ {
+		if en.IsNull(i) || !rangeTypes[et.Value(i)] {
+			continue
+		}
+		c.ranges = append(c.ranges, nvtxRange{start: st.Value(i), end: en.Value(i), pid: pid.Value(i), tid: tid.Value(i), name: names.Value(i)})
+	}
+}
+
+func (c *collector) addMemUsage(r arrow.RecordBatch) {
+	t := tracemodel.MemUsage
+	addr, by := tracemodel.U64(r, t, tracemodel.ColAddress), tracemodel.I64(r, t, tracemodel.ColBytes)
+	kind, op := tracemodel.I32(r, t, tracemodel.ColMemKind), tracemodel.I32(r, t, tracemodel.ColOperation)
+	for i := 0; i < int(r.NumRows()); i++ {
+		if op.Value(i) == 0 && kind.Value(i) == 4 {
+			c.allocs = append(c.allocs, alloc{addr: addr.Value(i), bytes: by.Value(i), kind: kind.Value(i)})
+		}
+	}
+}
+
+func (c *collector) addThread(r arrow.RecordBatch) {
+	t := tracemodel.Thread
+	pid, tid := tracemodel.I64(r, t, tracemodel.ColPid), tracemodel.I64(r, t, tracemodel.ColTid)
+	names := tracemodel.Str(r, t, tracemodel.ColName)
+	for i := 0; i < int(r.NumRows()); i++ {
+		c.threadNames[streamKey{pid.Value(i), tid.Value(i)}] = names.Value(i)
+	}
+}
+
+func (c *collector) addGPU(r arrow.RecordBatch) {
+	names := tracemodel.Str(r, tracemodel.GPU, tracemodel.ColName)
+	for i := 0; i < names.Len(); i++ {
+		c.gpus = append(c.gpus, names.Value(i))
+	}
+}

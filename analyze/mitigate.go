@@ -1,0 +1,90 @@
+package analyze
+
+import "fmt"
+
+// mitigations ties advice to the evidence found.
+func (a *analysis) mitigations() {
+	r := &a.res
+	r.Mitigations = []Mitigation{}
+	c := a.c
+	var htodDemand, dtohDemand int64
+	for _, m := range c.migrations {
+		if !demand(m.cause) {
+			continue
+		}
+		switch m.kind {
+		case 11:
+			htodDemand += m.bytes
+		case 12:
+			dtohDemand += m.bytes
+		}
+	}
+	u := r.UnifiedMemory
+	add := func(id, title, ev, act string) {
+		r.Mitigations = append(r.Mitigations, Mitigation{ID: id, Title: title, Evidence: ev, Action: act})
+	}
+	if htodDemand > 0 || u.GPUFaults > 0 {
+		add("prefetch-to-gpu", "Prefetch managed buffers to the GPU before the kernels that use them",
+			fmt.Sprintf("%d GPU page faults and %s migrated host-to-device on demand", u.GPUFaults, fmtBytes(htodDemand)),
+			"cudaMemPrefetchAsync(ptr, bytes, device, stream) on the kernel's stream before launch (CUDA 13: pass a cudaMemLocation)")
+	}
+	if dtohDemand > 0 || u.CPUFaults > 0 {
+		add("keep-host-off-managed", "Keep host code off managed pages inside the step, or prefetch them to the host first",
+			fmt.Sprintf("%d CPU page faults and %s migrated device-to-host on demand", u.CPUFaults, fmtBytes(dtohDemand)),
+			"read results from a pinned host copy made with cudaMemcpyAsync, or cudaMemPrefetchAsync to cudaCpuDeviceId before host access")
+	}
+	if htodDemand > 0 && dtohDemand > 0 {
+		add("mem-advise", "Stop the ping-pong with memory advice",
+			"the same run migrates pages both ways on demand",
+			"cudaMemAdvise(ptr, bytes, cudaMemAdviseSetPreferredLocation, gpu) plus cudaMemAdviseSetAccessedBy for the CPU, so host reads map instead of migrating")
+	}
+	if len(r.Episodes) > 0 || htodDemand > 0 {
+		add("explicit-allocation", "Use explicit device allocation where the access pattern is known",
+			"fault-driven migration sits on the critical path of host-blocking calls",
+			"cudaMalloc plus cudaMemcpyAsync from pinned memory, or a stream-ordered pool (cudaMallocAsync/cudaFreeAsync)")
+	}
+	for _, s := range r.SyncAPIs {
+		switch s.Name {
+		case "cudaFree", "cuMemFree":
+			if per := a.perStep(s.Count); s.Count >= 10 {
+				add("no-per-step-free", "Avoid cudaFree inside the step loop",
+					fmt.Sprintf("%d %s calls (%s), each an implicit device-wide sync, %s in total", s.Count, s.Name, per, fmtNs(s.Total)),
+					"reuse buffers, use a caching allocator, or cudaFreeAsync with a memory pool")
+			}
+		case "cudaMallocManaged", "cuMemAllocManaged":
+			if s.Count >= 10 {
+				add("hoist-managed-alloc", "Allocate managed memory once, outside the loop",
+					fmt.Sprintf("%d %s calls, %s in total", s.Count, s.Name, fmtNs(s.Total)),
+					"allocate at start-up and reuse, or use cudaMallocAsync pools")
+			}
+		case "cudaMemcpy", "cuMemcpyHtoD", "cuMemcpyDtoH", "cuMemcpy":
+			if s.Total > 0 && float64(s.Total) > 0.05*float64(a.hi-a.lo) {
+				add("async-copies", "Replace synchronous copies with cudaMemcpyAsync from pinned memory",
+					fmt.Sprintf("%d synchronous %s calls block the host for %s", s.Count, s.Name, fmtNs(s.Total)),
+					"cudaMallocHost/cudaHostAlloc for host buffers, cudaMemcpyAsync on a stream, and one sync per step")
+			}
+		}
+	}
+}
+
+func (a *analysis) perStep(n int) string {
+	if len(a.steps) == 0 {
+		return "no steps known"
+	}
+	return fmt.Sprintf("%.1f per step", float64(n)/float64(len(a.steps)))
+}
+
+func fmtBytes(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", b)
+}
+
+// FormatBytes formats a byte count for humans (used by reports).
+func FormatBytes(b int64) string { return fmtBytes(b) }

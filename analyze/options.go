@@ -1,0 +1,61 @@
+package analyze
+
+// Options control an analysis. The zero value is not useful; start from
+// DefaultOptions.
+type Options struct {
+	// StepRange names the NVTX range that marks one training step. Empty
+	// means detect it: the repeated range (names compared with digit runs
+	// replaced by N) whose instances do not overlap, preferring names with
+	// step/iter/batch in them, then the largest total time.
+	StepRange string
+	// Thresholds of the storm detector.
+	Thresholds Thresholds
+	// TopN bounds the rows of "top" tables (kernels, address ranges, fault
+	// sites) in the result.
+	TopN int
+}
+
+// Thresholds are the storm detector's parameters. Every field can be set
+// from the command line; DefaultThresholds holds the defaults.
+type Thresholds struct {
+	// MinStallNs: a host-blocking call shorter than this is never a stall.
+	MinStallNs int64 `json:"min_stall_ns"`
+	// MinOverlap: fraction of a call's duration that must overlap
+	// fault-driven unified-memory activity (GPU page-fault groups and
+	// page-fault/speculative/eviction migrations of the same process) for
+	// the call to count as a UM stall.
+	MinOverlap float64 `json:"min_overlap"`
+	// Inflation: when the API has at least MinCalmCalls calm calls (calls
+	// without UM overlap), a stall must also last Inflation times their
+	// median.
+	Inflation    float64 `json:"inflation"`
+	MinCalmCalls int     `json:"min_calm_calls"`
+	// MergeGapNs: stalls closer than this join one episode. 0 means auto:
+	// twice the median step time when steps are known, else 50 ms.
+	MergeGapNs int64 `json:"merge_gap_ns"`
+	// An episode is a storm when it has at least MinEpisodeStalls stalls
+	// and at least MinEpisodeBlockedNs of stalled host time. Episodes
+	// below that are reported as isolated stalls (e.g. first-touch warmup).
+	MinEpisodeStalls    int   `json:"min_episode_stalls"`
+	MinEpisodeBlockedNs int64 `json:"min_episode_blocked_ns"`
+}
+
+// DefaultThresholds are the storm detector's defaults (docs/method.md explains each).
+var DefaultThresholds = Thresholds{
+	MinStallNs:          500_000,
+	MinOverlap:          0.3,
+	Inflation:           3,
+	MinCalmCalls:        3,
+	MergeGapNs:          0,
+	MinEpisodeStalls:    2,
+	MinEpisodeBlockedNs: 5_000_000,
+}
+
+// DefaultMergeGapNs is the merge gap used when MergeGapNs is 0 and the
+// trace has no steps.
+const DefaultMergeGapNs = 50_000_000
+
+// DefaultOptions returns the default options.
+func DefaultOptions() Options {
+	return Options{Thresholds: DefaultThresholds, TopN: 10}
+}

@@ -1,0 +1,202 @@
+package analyze
+
+// SchemaVersion is the version of the JSON result format (docs/json.md).
+// Bump it on any incompatible change.
+const SchemaVersion = 1
+
+// Verdicts.
+const (
+	VerdictStorm        = "storm"
+	VerdictNoStorm      = "no_storm"
+	VerdictInsufficient = "insufficient_data"
+)
+
+// Result is the outcome of analyzing one trace. Its JSON form is umtrace's
+// machine-readable report; field order is fixed and maps are avoided so the
+// output is byte-identical for the same input.
+type Result struct {
+	SchemaVersion int          `json:"schema_version"`
+	Trace         TraceMeta    `json:"trace"`
+	Verdict       string       `json:"verdict"`
+	Reason        string       `json:"verdict_reason"`
+	Headline      Headline     `json:"headline"`
+	Episodes      []Episode    `json:"episodes"`
+	Isolated      []Episode    `json:"isolated_stalls"`
+	SyncAPIs      []APIStats   `json:"sync_apis"`
+	SyncByKernel  []Group      `json:"sync_by_kernel"`
+	SyncByThread  []Group      `json:"sync_by_thread"`
+	SyncByStream  []Group      `json:"sync_by_stream"`
+	APIs          []APIStats   `json:"apis"`
+	Kernels       []Kernel     `json:"kernels"`
+	UnifiedMemory UM           `json:"unified_memory"`
+	Steps         Steps        `json:"steps"`
+	Mitigations   []Mitigation `json:"mitigations"`
+	Thresholds    Thresholds   `json:"thresholds"`
+	Warnings      []string     `json:"warnings"`
+}
+
+// TraceMeta describes the analyzed trace.
+type TraceMeta struct {
+	File           string   `json:"file"` // base name: reports do not depend on where the file lies
+	Producer       string   `json:"producer"`
+	ProductVersion string   `json:"product_version"`
+	SchemaVersion  string   `json:"export_schema_version"`
+	StartNs        int64    `json:"start_ns"`
+	EndNs          int64    `json:"end_ns"`
+	DurationNs     int64    `json:"duration_ns"`
+	GPUs           []string `json:"gpus"`
+	Processes      int      `json:"processes"`
+	Threads        int      `json:"threads"`
+}
+
+// Headline holds the numbers a reader needs first.
+type Headline struct {
+	StormTimeNs    int64   `json:"storm_time_ns"`
+	StormShare     float64 `json:"storm_share"`
+	StormExcessNs  int64   `json:"storm_excess_ns"`
+	BlockedNs      int64   `json:"blocked_ns"`
+	BlockedShare   float64 `json:"blocked_share"`
+	HostBlocking   int     `json:"host_blocking_calls"`
+	ImplicitSyncs  int     `json:"implicit_syncs"`
+	ExplicitSyncs  int     `json:"explicit_syncs"`
+	SyncP50Ns      float64 `json:"sync_p50_ns"`
+	SyncP99Ns      float64 `json:"sync_p99_ns"`
+	GPUFaults      int64   `json:"gpu_faults"`
+	CPUFaults      int64   `json:"cpu_faults"`
+	FaultsPerSec   float64 `json:"faults_per_sec"`
+	MigratedBytes  int64   `json:"migrated_bytes"`
+	DemandMigBytes int64   `json:"demand_migrated_bytes"`
+	StepP50Ns      float64 `json:"step_p50_ns"`
+	StepP99Ns      float64 `json:"step_p99_ns"`
+}
+
+// APIStats summarizes the calls of one API.
+type APIStats struct {
+	Name string   `json:"name"`
+	Kind SyncKind `json:"kind,omitempty"` // explicit|implicit for host-blocking APIs
+	Dist
+}
+
+// Group is a distribution of host-blocking time for one key (a kernel, a
+// thread, a stream).
+type Group struct {
+	Key string `json:"key"`
+	Dist
+}
+
+// Kernel summarizes one kernel name.
+type Kernel struct {
+	Name string `json:"name"`
+	Dist
+}
+
+// Episode is a time-localized storm (or an isolated stall) with its evidence.
+type Episode struct {
+	Index          int            `json:"index"`
+	StartNs        int64          `json:"start_ns"`
+	EndNs          int64          `json:"end_ns"`
+	DurationNs     int64          `json:"duration_ns"`
+	Stalls         int            `json:"stalls"`
+	StalledNs      int64          `json:"stalled_ns"`
+	Syncs          int            `json:"syncs"`
+	BlockedNs      int64          `json:"blocked_ns"`
+	ExcessNs       int64          `json:"excess_ns"`
+	BaselineNote   string         `json:"baseline_note"`
+	StallAPIs      []NameCount    `json:"stall_apis"`
+	GPUFaults      int64          `json:"gpu_faults"`
+	GPUFaultGroups int64          `json:"gpu_fault_groups"`
+	CPUFaults      int64          `json:"cpu_faults"`
+	Migrations     []MigrationAgg `json:"migrations"`
+	Kernels        []KernelSlow   `json:"kernels"`
+	FirstStep      int            `json:"first_step"` // -1 when no steps
+	LastStep       int            `json:"last_step"`
+	CPUFaultSites  []NameCount    `json:"cpu_fault_sites"`
+}
+
+// NameCount is a name with a count (and time, where it applies).
+type NameCount struct {
+	Name  string `json:"name"`
+	Count int64  `json:"count"`
+	Ns    int64  `json:"ns,omitempty"`
+}
+
+// KernelSlow compares a kernel inside an episode with its calm runs.
+type KernelSlow struct {
+	Name         string  `json:"name"`
+	Count        int     `json:"count"`
+	MedianNs     float64 `json:"median_ns"`
+	CalmMedianNs float64 `json:"calm_median_ns"` // 0 when the kernel never ran outside episodes
+	Slowdown     float64 `json:"slowdown"`       // 0 when unknown
+}
+
+// MigrationAgg aggregates UM migrations of one direction and cause.
+type MigrationAgg struct {
+	Direction string `json:"direction"`
+	Cause     string `json:"cause"`
+	Count     int64  `json:"count"`
+	Bytes     int64  `json:"bytes"`
+	TimeNs    int64  `json:"time_ns"`
+}
+
+// UM summarizes unified-memory activity over the whole trace.
+type UM struct {
+	ManagedAllocs       int            `json:"managed_allocations"`
+	ManagedBytes        int64          `json:"managed_bytes"`
+	Migrations          []MigrationAgg `json:"migrations"`
+	MigratedBytes       int64          `json:"migrated_bytes"`
+	GPUFaultGroups      int64          `json:"gpu_fault_groups"`
+	GPUFaults           int64          `json:"gpu_faults"`
+	CPUFaults           int64          `json:"cpu_faults"`
+	GPUFaultsPerSec     float64        `json:"gpu_faults_per_sec"`
+	CPUFaultsPerSec     float64        `json:"cpu_faults_per_sec"`
+	MigratedBytesPerSec float64        `json:"migrated_bytes_per_sec"`
+	FaultTables         bool           `json:"fault_tables"`
+	TopRanges           []AddrRange    `json:"top_ranges"`
+	CPUFaultSites       []NameCount    `json:"cpu_fault_sites"`
+}
+
+// AddrRange is a managed allocation (or, without allocation records, a
+// 2 MiB-aligned block) with the UM activity that hit it.
+type AddrRange struct {
+	Start         string `json:"start"` // hex
+	Bytes         int64  `json:"bytes"`
+	Label         string `json:"label"`
+	GPUFaults     int64  `json:"gpu_faults"`
+	CPUFaults     int64  `json:"cpu_faults"`
+	MigratedBytes int64  `json:"migrated_bytes"`
+	Migrations    int64  `json:"migrations"`
+}
+
+// Steps describes the training steps found in NVTX ranges.
+type Steps struct {
+	Range         string  `json:"range"`  // "" when no steps
+	Source        string  `json:"source"` // "detected", "--step-range", or the reason there are none
+	Count         int     `json:"count"`
+	Duration      Dist    `json:"duration"`
+	BlockedShare  float64 `json:"blocked_share"` // total blocked / total step time
+	FaultsPerStep float64 `json:"faults_per_step"`
+	MaxFaults     int64   `json:"max_faults"`
+	Rows          []Step  `json:"rows"`
+}
+
+// Step is one training step.
+type Step struct {
+	Index         int     `json:"index"`
+	Name          string  `json:"name"`
+	StartNs       int64   `json:"start_ns"`
+	DurationNs    int64   `json:"duration_ns"`
+	BlockedNs     int64   `json:"blocked_ns"`
+	BlockedShare  float64 `json:"blocked_share"`
+	GPUFaults     int64   `json:"gpu_faults"`
+	CPUFaults     int64   `json:"cpu_faults"`
+	MigratedBytes int64   `json:"migrated_bytes"`
+	Episode       int     `json:"episode"` // index+1 of the storm episode it lies in, 0 for none
+}
+
+// Mitigation is advice tied to evidence found in the trace.
+type Mitigation struct {
+	ID       string `json:"id"`
+	Title    string `json:"title"`
+	Evidence string `json:"evidence"`
+	Action   string `json:"action"`
+}

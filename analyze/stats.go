@@ -1,0 +1,83 @@
+package analyze
+
+import (
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// Dist summarizes a sample of durations in nanoseconds.
+//
+// Percentiles use linear interpolation between closest ranks (Hyndman and
+// Fan type 7, numpy's default): the p-quantile of n sorted values is at
+// zero-based position (n-1)p. For p = 0.5 and an even n this is the mean of
+// the two middle values, as nsys computes its median. Mean and StdDev
+// (sample standard deviation, n-1 denominator, as nsys) come from gonum.
+// Fractional values are rounded to 0.1 ns so output is stable.
+type Dist struct {
+	Count  int     `json:"count"`
+	Total  int64   `json:"total_ns"`
+	Min    int64   `json:"min_ns"`
+	Max    int64   `json:"max_ns"`
+	Mean   float64 `json:"mean_ns"`
+	Median float64 `json:"median_ns"`
+	P95    float64 `json:"p95_ns"`
+	P99    float64 `json:"p99_ns"`
+	StdDev float64 `json:"stddev_ns"`
+}
+
+// summarize sorts d in place and summarizes it.
+func summarize(d []int64) Dist {
+	if len(d) == 0 {
+		return Dist{}
+	}
+	slices.Sort(d)
+	var total int64
+	f := make([]float64, len(d))
+	for i, v := range d {
+		total += v
+		f[i] = float64(v)
+	}
+	mean, sd := stat.MeanStdDev(f, nil)
+	if len(d) < 2 {
+		sd = 0
+	}
+	return Dist{
+		Count:  len(d),
+		Total:  total,
+		Min:    d[0],
+		Max:    d[len(d)-1],
+		Mean:   round1(mean),
+		Median: round1(quantile(d, 0.5)),
+		P95:    round1(quantile(d, 0.95)),
+		P99:    round1(quantile(d, 0.99)),
+		StdDev: round1(sd),
+	}
+}
+
+// quantile returns the type-7 p-quantile of sorted values.
+func quantile(sorted []int64, p float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	h := float64(n-1) * p
+	lo := int(math.Floor(h))
+	hi := int(math.Ceil(h))
+	if hi >= n {
+		hi = n - 1
+	}
+	return float64(sorted[lo]) + (h-float64(lo))*float64(sorted[hi]-sorted[lo])
+}
+
+// medianOf returns the median of vals without modifying it.
+func medianOf(vals []int64) float64 {
+	c := slices.Clone(vals)
+	slices.Sort(c)
+	return quantile(c, 0.5)
+}
+
+func round1(v float64) float64 { return math.Round(v*10) / 10 }
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }

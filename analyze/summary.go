@@ -1,0 +1,410 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// stats fills the per-API, per-kernel, per-thread and per-stream tables.
+func (a *analysis) stats() {
+	c := a.c
+	r := &a.res
+	r.APIs = []APIStats{}
+	r.SyncAPIs = []APIStats{}
+	for id, ds := range c.apiDur {
+		if len(ds) == 0 {
+			continue
+		}
+		name := c.apiNames.names[id]
+		s := APIStats{Name: name, Dist: summarize(ds)}
+		if cl, ok := HostBlocking[name]; ok {
+			s.Kind = cl.Kind
+			r.SyncAPIs = append(r.SyncAPIs, s)
+		}
+		r.APIs = append(r.APIs, s)
+	}
+	byTotal := func(x, y APIStats) int { return cmp.Or(cmp.Compare(y.Total, x.Total), cmp.Compare(x.Name, y.Name)) }
+	slices.SortFunc(r.APIs, byTotal)
+	slices.SortFunc(r.SyncAPIs, byTotal)
+
+	byKernel := map[string][]int64{}
+	byThread := map[string][]int64{}
+	byStream := map[string][]int64{}
+	for i := range c.calls {
+		cl := &c.calls[i]
+		d := cl.dur()
+		byKernel[cl.waited] = append(byKernel[cl.waited], d)
+		tn := c.threadNames[streamKey{cl.pid, cl.tid}]
+		if tn == "" {
+			tn = "?"
+		}
+		byThread[fmt.Sprintf("pid %d tid %d (%s)", cl.pid, cl.tid, tn)] = append(byThread[fmt.Sprintf("pid %d tid %d (%s)", cl.pid, cl.tid, tn)], d)
+		byStream[fmt.Sprintf("pid %d %s", cl.pid, cl.target)] = append(byStream[fmt.Sprintf("pid %d %s", cl.pid, cl.target)], d)
+	}
+	r.SyncByKernel = groups(byKernel, a.opts.TopN)
+	r.SyncByThread = groups(byThread, a.opts.TopN)
+	r.SyncByStream = groups(byStream, a.opts.TopN)
+
+	kd := map[string][]int64{}
+	for _, ws := range c.kernels {
+		for _, w := range ws {
+			if w.name >= 0 {
+				n := c.kernelNames.names[w.name]
+				kd[n] = append(kd[n], w.end-w.start)
+			}
+		}
+	}
+	r.Kernels = []Kernel{}
+	for n, ds := range kd {
+		r.Kernels = append(r.Kernels, Kernel{Name: n, Dist: summarize(ds)})
+	}
+	slices.SortFunc(r.Kernels, func(x, y Kernel) int { return cmp.Or(cmp.Compare(y.Total, x.Total), cmp.Compare(x.Name, y.Name)) })
+	if len(r.Kernels) > a.opts.TopN {
+		r.Kernels = r.Kernels[:a.opts.TopN]
+	}
+}
+
+func groups(m map[string][]int64, limit int) []Group {
+	out := make([]Group, 0, len(m))
+	for k, ds := range m {
+		out = append(out, Group{Key: k, Dist: summarize(ds)})
+	}
+	slices.SortFunc(out, func(x, y Group) int { return cmp.Or(cmp.Compare(y.Total, x.Total), cmp.Compare(x.Key, y.Key)) })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+// umSummary fills the unified-memory section.
+func (a *analysis) umSummary() {
+	c := a.c
+	u := &a.res.UnifiedMemory
+	u.FaultTables = a.info.HasGPUFaultTable || a.info.HasCPUFaultTable
+	u.ManagedAllocs = c.managed
+	for _, al := range c.allocs {
+		u.ManagedBytes += al.bytes
+	}
+	agg := newMigAgg()
+	for _, m := range c.migrations {
+		agg.add(m)
+		u.MigratedBytes += m.bytes
+	}
+	u.Migrations = agg.list()
+	for _, g := range c.gfaults {
+		u.GPUFaultGroups++
+		u.GPUFaults += g.n
+	}
+	u.CPUFaults = int64(len(c.cfaults))
+	if s := a.durationSec(); s > 0 {
+		u.GPUFaultsPerSec = round3(float64(u.GPUFaults) / s)
+		u.CPUFaultsPerSec = round3(float64(u.CPUFaults) / s)
+		u.MigratedBytesPerSec = round3(float64(u.MigratedBytes) / s)
+	}
+	sites := map[string]*NameCount{}
+	for _, f := range c.cfaults {
+		n := c.siteNames.names[f.site]
+		if sites[n] == nil {
+			sites[n] = &NameCount{Name: n}
+		}
+		sites[n].Count++
+	}
+	u.CPUFaultSites = sortedCounts(sites, a.opts.TopN)
+	u.TopRanges = a.topRanges()
+}
+
+// topRanges attributes faults and migrations to managed allocations (from
+// memory-usage records) or, lacking those, to 2 MiB-aligned blocks.
+func (a *analysis) topRanges() []AddrRange {
+	c := a.c
+	allocs := slices.Clone(c.allocs)
+	slices.SortFunc(allocs, func(x, y alloc) int { return cmp.Or(cmp.Compare(x.addr, y.addr), cmp.Compare(y.bytes, x.bytes)) })
+	const block = 2 << 20
+	ranges := map[uint64]*AddrRange{}
+	find := func(addr uint64) *AddrRange {
+		i := sort.Search(len(allocs), func(i int) bool { return allocs[i].addr > addr }) - 1
+		var start uint64
+		var size int64
+		label := "2 MiB block (no allocation record)"
+		if i >= 0 && addr < allocs[i].addr+uint64(allocs[i].bytes) {
+			start, size, label = allocs[i].addr, allocs[i].bytes, "managed allocation"
+		} else {
+			start, size = addr&^uint64(block-1), block
+		}
+		r := ranges[start]
+		if r == nil {
+			r = &AddrRange{Start: fmt.Sprintf("0x%x", start), Bytes: size, Label: label}
+			ranges[start] = r
+		}
+		return r
+	}
+	for _, g := range c.gfaults {
+		find(g.addr).GPUFaults += g.n
+	}
+	for _, f := range c.cfaults {
+		find(f.addr).CPUFaults++
+	}
+	for _, m := range c.migrations {
+		if m.addr == 0 {
+			continue
+		}
+		r := find(m.addr)
+		r.MigratedBytes += m.bytes
+		r.Migrations++
+	}
+	out := make([]AddrRange, 0, len(ranges))
+	for _, r := range ranges {
+		out = append(out, *r)
+	}
+	score := func(r AddrRange) int64 { return r.MigratedBytes + 4096*(r.GPUFaults+r.CPUFaults) }
+	slices.SortFunc(out, func(x, y AddrRange) int {
+		return cmp.Or(cmp.Compare(score(y), score(x)), cmp.Compare(x.Start, y.Start))
+	})
+	if len(out) > a.opts.TopN {
+		out = out[:a.opts.TopN]
+	}
+	return out
+}
+
+// stepRows fills the per-step table.
+func (a *analysis) stepRows() {
+	st := &a.res.Steps
+	st.Rows = []Step{}
+	if len(a.steps) == 0 {
+		return
+	}
+	c := a.c
+	st.Count = len(a.steps)
+	durs := make([]int64, len(a.steps))
+	var totalDur, totalBlocked, totalFaults int64
+	for i, s := range a.steps {
+		row := Step{Index: i, Name: s.name, StartNs: s.start, DurationNs: s.end - s.start}
+		// Host-blocked time: union of host-blocking calls clipped to the step.
+		var cur span
+		have := false
+		for j := sort.Search(len(c.calls), func(j int) bool { return c.calls[j].end > s.start }); j < len(c.calls); j++ {
+			cl := &c.calls[j]
+			if cl.start >= s.end {
+				break
+			}
+			if cl.pid != s.pid {
+				continue
+			}
+			lo, hi := max(cl.start, s.start), min(cl.end, s.end)
+			if hi <= lo {
+				continue
+			}
+			if have && lo <= cur.hi {
+				cur.hi = max(cur.hi, hi)
+				continue
+			}
+			if have {
+				row.BlockedNs += cur.hi - cur.lo
+			}
+			cur, have = span{lo, hi}, true
+		}
+		if have {
+			row.BlockedNs += cur.hi - cur.lo
+		}
+		for j := sort.Search(len(c.gfaults), func(j int) bool { return c.gfaults[j].start >= s.start }); j < len(c.gfaults) && c.gfaults[j].start < s.end; j++ {
+			row.GPUFaults += c.gfaults[j].n
+		}
+		for j := sort.Search(len(c.cfaults), func(j int) bool { return c.cfaults[j].t >= s.start }); j < len(c.cfaults) && c.cfaults[j].t < s.end; j++ {
+			row.CPUFaults++
+		}
+		for j := sort.Search(len(c.migrations), func(j int) bool { return c.migrations[j].start >= s.start }); j < len(c.migrations) && c.migrations[j].start < s.end; j++ {
+			row.MigratedBytes += c.migrations[j].bytes
+		}
+		if row.DurationNs > 0 {
+			row.BlockedShare = round3(float64(row.BlockedNs) / float64(row.DurationNs))
+		}
+		for _, e := range a.res.Episodes {
+			if e.FirstStep <= i && i <= e.LastStep {
+				row.Episode = e.Index
+			}
+		}
+		durs[i] = row.DurationNs
+		totalDur += row.DurationNs
+		totalBlocked += row.BlockedNs
+		f := row.GPUFaults + row.CPUFaults
+		totalFaults += f
+		st.MaxFaults = max(st.MaxFaults, f)
+		st.Rows = append(st.Rows, row)
+	}
+	st.Duration = summarize(durs)
+	if totalDur > 0 {
+		st.BlockedShare = round3(float64(totalBlocked) / float64(totalDur))
+	}
+	st.FaultsPerStep = round3(float64(totalFaults) / float64(len(a.steps)))
+}
+
+// verdict decides storm / no_storm / insufficient_data and says why.
+func (a *analysis) verdict() {
+	r := &a.res
+	c := a.c
+	u := &r.UnifiedMemory
+	var demandMig, unknownMig, prefetchMig int
+	for _, m := range c.migrations {
+		switch {
+		case demand(m.cause):
+			demandMig++
+		case m.cause == CauseUserPrefetch:
+			prefetchMig++
+		case m.cause <= CauseUnknown:
+			unknownMig++
+		}
+	}
+	faultsCollected := u.FaultTables || isTrue(a.info.CollectGPUFaults) || isTrue(a.info.CollectCPUFaults)
+	umUsed := c.managed > 0 || len(c.allocs) > 0 || len(c.migrations) > 0 || u.GPUFaults > 0 || u.CPUFaults > 0
+	flags := "profile with nsys --cuda-um-gpu-page-faults=true --cuda-um-cpu-page-faults=true (and --trace=cuda)"
+	switch {
+	case len(r.Episodes) > 0:
+		r.Verdict = VerdictStorm
+		var stormNs, excess int64
+		for _, e := range r.Episodes {
+			stormNs += e.DurationNs
+			excess += e.ExcessNs
+		}
+		r.Reason = fmt.Sprintf("%d storm episode(s) covering %s: host-blocking calls stalled on fault-driven unified-memory migration (%s excess blocked time)",
+			len(r.Episodes), fmtNs(stormNs), fmtNs(excess))
+	case len(c.calls) == 0:
+		r.Verdict = VerdictInsufficient
+		r.Reason = "the trace has no host-blocking CUDA calls (synchronizations, synchronous copies, frees or allocations) to assess"
+	case !umUsed:
+		r.Verdict = VerdictNoStorm
+		r.Reason = "no unified-memory activity: no managed allocations, migrations or page faults"
+		if n := countKind(c, Implicit); n > 0 {
+			r.Reason += fmt.Sprintf("; %d implicit host syncs (e.g. synchronous copies) are reported below", n)
+		}
+	case demandMig == 0 && !faultsCollected && unknownMig > 0:
+		r.Verdict = VerdictInsufficient
+		r.Reason = fmt.Sprintf("%d unified-memory migrations with no recorded cause and no page-fault tables: cannot tell fault-driven from requested migration; %s", unknownMig, flags)
+	case demandMig == 0 && !faultsCollected && len(c.migrations) == 0:
+		r.Verdict = VerdictInsufficient
+		r.Reason = "managed memory is allocated but the trace has neither page-fault tables nor unified-memory migrations; " + flags
+	default:
+		r.Verdict = VerdictNoStorm
+		stalls := 0
+		for i := range c.calls {
+			if c.calls[i].stall {
+				stalls++
+			}
+		}
+		switch {
+		case stalls > 0:
+			r.Reason = fmt.Sprintf("%d host-blocking call(s) overlapped fault-driven migration, but not enough to form a storm (see isolated stalls)", stalls)
+		case demandMig == 0 && u.GPUFaults == 0 && prefetchMig > 0:
+			r.Reason = fmt.Sprintf("unified-memory traffic is %d user prefetches with no page faults; syncs are not inflated", prefetchMig)
+		default:
+			r.Reason = "unified memory is in use but no host-blocking call stalled on page faults or fault-driven migration"
+		}
+	}
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }
+
+func countKind(c *collector, k SyncKind) int {
+	n := 0
+	for i := range c.calls {
+		if c.calls[i].class.Kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+func (a *analysis) headline() {
+	r := &a.res
+	h := &r.Headline
+	c := a.c
+	durs := make([]int64, 0, len(c.calls))
+	var cur span
+	have := false
+	for i := range c.calls {
+		cl := &c.calls[i]
+		durs = append(durs, cl.dur())
+		if cl.class.Kind == Explicit {
+			h.ExplicitSyncs++
+		} else {
+			h.ImplicitSyncs++
+		}
+		// Union over all threads, so overlapping waits count once.
+		if have && cl.start <= cur.hi {
+			cur.hi = max(cur.hi, cl.end)
+			continue
+		}
+		if have {
+			h.BlockedNs += cur.hi - cur.lo
+		}
+		cur, have = span{cl.start, cl.end}, true
+	}
+	if have {
+		h.BlockedNs += cur.hi - cur.lo
+	}
+	h.HostBlocking = len(c.calls)
+	d := summarize(durs)
+	h.SyncP50Ns, h.SyncP99Ns = d.Median, d.P99
+	for _, e := range r.Episodes {
+		h.StormTimeNs += e.DurationNs
+		h.StormExcessNs += e.ExcessNs
+	}
+	if span := a.hi - a.lo; span > 0 {
+		h.StormShare = round3(float64(h.StormTimeNs) / float64(span))
+		h.BlockedShare = round3(float64(h.BlockedNs) / float64(span))
+	}
+	u := r.UnifiedMemory
+	h.GPUFaults, h.CPUFaults = u.GPUFaults, u.CPUFaults
+	h.FaultsPerSec = round3(u.GPUFaultsPerSec + u.CPUFaultsPerSec)
+	h.MigratedBytes = u.MigratedBytes
+	for _, m := range c.migrations {
+		if demand(m.cause) {
+			h.DemandMigBytes += m.bytes
+		}
+	}
+	h.StepP50Ns, h.StepP99Ns = r.Steps.Duration.Median, r.Steps.Duration.P99
+}
+
+func (a *analysis) warnings() {
+	r := &a.res
+	r.Warnings = []string{}
+	in := a.info
+	if !in.HasGPUFaultTable && !in.HasCPUFaultTable {
+		switch {
+		case isTrue(in.CollectGPUFaults) || isTrue(in.CollectCPUFaults):
+			// Collected, and lazily omitted because there were none.
+		case in.CollectGPUFaults != nil:
+			r.Warnings = append(r.Warnings, "page-fault collection was off for this capture: fault counts are unknown; enable with --cuda-um-gpu-page-faults=true --cuda-um-cpu-page-faults=true")
+		default:
+			r.Warnings = append(r.Warnings, "the trace has no page-fault tables and does not say whether faults were collected; fault counts may be missing (nsys --cuda-um-gpu-page-faults=true --cuda-um-cpu-page-faults=true)")
+		}
+	}
+	if len(a.c.migrations) > 0 && !in.HasMigrationCause {
+		r.Warnings = append(r.Warnings, "this export has no migrationCause column: migrations cannot be split into fault-driven and requested")
+	}
+	for _, d := range in.Diagnostics {
+		r.Warnings = append(r.Warnings, "nsys: "+d)
+	}
+	for _, s := range r.SyncAPIs {
+		if s.Count < 20 && s.Count > 1 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d calls, P95/P99 rest on few samples", s.Name, s.Count))
+		}
+	}
+}
+
+// fmtNs formats a duration for prose.
+func fmtNs(ns int64) string {
+	switch {
+	case ns >= 1e9:
+		return fmt.Sprintf("%.2f s", float64(ns)/1e9)
+	case ns >= 1e6:
+		return fmt.Sprintf("%.1f ms", float64(ns)/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.1f µs", float64(ns)/1e3)
+	}
+	return fmt.Sprintf("%d ns", ns)
+}
+
+// FormatNs formats a duration in ns for humans (used by reports).
+func FormatNs(ns float64) string { return fmtNs(int64(ns)) }
