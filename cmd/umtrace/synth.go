@@ -1,0 +1,97 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/umtrace/umtrace/synth"
+)
+
+func init() {
+	register(command{
+		name:    "synth",
+		summary: "write a synthetic nsys export with planted UM storms, decoys and a ground-truth JSON",
+		usage:   "OUT.sqlite [flags]",
+		run:     cmdSynth,
+	})
+}
+
+func cmdSynth(stdout, stderr io.Writer, args []string) error {
+	const usage = "OUT.sqlite [flags]"
+	flags := newFlags("synth", stderr, usage)
+	d := synth.DefaultConfig
+	cfg := d
+	flags.Uint64Var(&cfg.Seed, "seed", d.Seed, "random seed; the same seed and flags give the same trace")
+	flags.IntVar(&cfg.Steps, "steps", d.Steps, "training steps (NVTX ranges train_step N)")
+	rows := flags.Int64("rows", 0, "choose --steps to give about this many rows (overrides --steps)")
+	flags.IntVar(&cfg.KernelsPerStep, "kernels-per-step", d.KernelsPerStep, "kernel launches per step")
+	flags.IntVar(&cfg.Streams, "streams", d.Streams, "CUDA streams the kernels run on")
+	flags.IntVar(&cfg.Threads, "threads", d.Threads, "host threads launching kernels")
+	kernelUs := flags.Float64("kernel-us", float64(d.KernelNs)/1e3, "median kernel duration outside storms, in µs")
+	flags.IntVar(&cfg.MemcpyEvery, "memcpy-every", d.MemcpyEvery, "a synchronous cudaMemcpy pair every N steps (0: none)")
+	flags.IntVar(&cfg.FreeEvery, "free-every", d.FreeEvery, "a cudaFree every N steps (0: none)")
+	flags.IntVar(&cfg.Episodes, "episodes", d.Episodes, "storm episodes to plant")
+	flags.IntVar(&cfg.EpisodeSteps, "episode-steps", d.EpisodeSteps, "steps per storm episode")
+	flags.Float64Var(&cfg.SlowdownMin, "slowdown-min", d.SlowdownMin, "least kernel slowdown in a storm")
+	flags.Float64Var(&cfg.SlowdownMax, "slowdown-max", d.SlowdownMax, "greatest kernel slowdown in a storm")
+	flags.IntVar(&cfg.FaultGroupsPerKernel, "fault-groups", d.FaultGroupsPerKernel, "GPU page-fault groups per kernel in a storm step")
+	flags.IntVar(&cfg.CPUFaultsPerStep, "cpu-faults", d.CPUFaultsPerStep, "CPU page faults per storm step")
+	decoys := flags.Int("decoys", -1, "decoy blocks of each kind (sets the three counts below)")
+	flags.IntVar(&cfg.LongKernelDecoys, "long-kernel-decoys", d.LongKernelDecoys, "decoy blocks with long kernels and no UM activity")
+	flags.IntVar(&cfg.PrefetchDecoys, "prefetch-decoys", d.PrefetchDecoys, "decoy blocks with cudaMemPrefetchAsync bursts")
+	flags.IntVar(&cfg.SyncBurstDecoys, "sync-burst-decoys", d.SyncBurstDecoys, "decoy blocks with bursts of short syncs")
+	flags.IntVar(&cfg.DecoySteps, "decoy-steps", d.DecoySteps, "steps per decoy block")
+	flags.IntVar(&cfg.SyncBurstSize, "sync-burst-size", d.SyncBurstSize, "short syncs per sync-burst step")
+	force := flags.Bool("force", false, "replace OUT and its .truth.json if they exist")
+	quiet := flags.BoolP("quiet", "q", false, "print nothing on success")
+	if err := parseFlags(flags, args); err != nil {
+		return err
+	}
+	if flags.NArg() != 1 {
+		flags.Usage()
+		return usageErr("want one output path, got %d arguments", flags.NArg())
+	}
+	out := flags.Arg(0)
+	cfg.KernelNs = int64(*kernelUs * 1e3)
+	cfg.Overwrite = *force
+	if *decoys >= 0 {
+		cfg.LongKernelDecoys, cfg.PrefetchDecoys, cfg.SyncBurstDecoys = *decoys, *decoys, *decoys
+	}
+	if flags.Changed("rows") {
+		if *rows < 1 {
+			return usageErr("--rows must be positive, got %d", *rows)
+		}
+		if flags.Changed("steps") {
+			return usageErr("give --rows or --steps, not both")
+		}
+		cfg = cfg.StepsForRows(*rows)
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageErr("%v", err)
+	}
+	start := time.Now()
+	truth, err := synth.Generate(out, cfg)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return usageErr("%v (pass --force to replace it)", err)
+		}
+		return internal(fmt.Errorf("generating %s: %w", out, err))
+	}
+	took := time.Since(start)
+	if *quiet {
+		return nil
+	}
+	var size int64
+	if fi, err := os.Stat(out); err == nil {
+		size = fi.Size()
+	}
+	fmt.Fprintf(stdout, "wrote %s: %d steps, %d rows, %.1f MB in %.2fs (%.0f rows/s)\n",
+		out, cfg.Steps, truth.TotalRows, float64(size)/1e6, took.Seconds(), float64(truth.TotalRows)/took.Seconds())
+	fmt.Fprintf(stdout, "ground truth: %s (verdict %s, %d episodes, %d decoys)\n",
+		synth.TruthPath(out), truth.Verdict, len(truth.Episodes), len(truth.Decoys))
+	return nil
+}

@@ -1,0 +1,864 @@
+package synth
+
+import (
+	"context"
+	"database/sql"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+)
+
+// baseSQL holds the CREATE TABLE statements of every table Generate
+// writes, exactly as nsys 2025.3.2 (export schema 3.20.3) writes them,
+// and the fixed rows of the ENUM_*, META_DATA_*, TARGET_INFO_GPU,
+// TARGET_INFO_SYSTEM_ENV and TARGET_INFO_SESSION_START_TIME tables, copied
+// from shared/traces/torch_mlp_managed.sqlite.
+//
+//go:embed nsys_base.sql
+var baseSQL string
+
+// Identity of the synthetic process.
+const (
+	vmID       = int64(1) << 48
+	pid        = 4242
+	globalPid  = vmID | pid<<24
+	deviceID   = 0
+	contextID  = 1
+	nullStream = 7
+	firstStrm  = 13
+
+	managedBase  = int64(0x7f1000000000)
+	managedBytes = int64(8) << 30
+	pageBytes    = 4096
+	invalidID    = 4294967295 // CUPTI's 0xFFFFFFFF
+
+	prefetchesIn  = 8 // cudaMemPrefetchAsync to the GPU per prefetch-decoy step
+	prefetchesOut = 4 // and back to the host
+	prefetchBytes = 2 << 20
+)
+
+func globalTid(tid int) int64 { return globalPid | int64(tid) }
+
+// Tables that exist only when they have rows, as in a lazy nsys export.
+var lazyTables = []string{
+	"CUPTI_ACTIVITY_KIND_MEMSET", "NVTX_EVENTS",
+	"CUDA_UM_GPU_PAGE_FAULT_EVENTS", "CUDA_UM_CPU_PAGE_FAULT_EVENTS",
+}
+
+// kernelDef is one kernel of the catalog.
+type kernelDef struct {
+	demangled, short   string
+	grid, block, regs  int64
+	dynShared          int64
+	idDem, idShort, id int64 // StringIds; id is the mangled name
+}
+
+var kernelCatalog = []kernelDef{
+	{demangled: "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char *, 3>>(int, T2, T3)", short: "vectorized_elementwise_kernel", grid: 1024, block: 128, regs: 28},
+	{demangled: "ampere_sgemm_128x64_nn", short: "ampere_sgemm_128x64_nn", grid: 256, block: 128, regs: 122, dynShared: 12288},
+	{demangled: "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_16x4_nn_align4>(T1::Params)", short: "Kernel2", grid: 132, block: 256, regs: 128, dynShared: 73728},
+	{demangled: "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned int, float, 4>>(T3)", short: "reduce_kernel", grid: 64, block: 512, regs: 40},
+	{demangled: "void at::native::<unnamed>::cunn_SoftMaxForward<4, float, float, float, at::native::<unnamed>::LogSoftMaxForwardEpilogue>(T4 *, const T2 *, int)", short: "cunn_SoftMaxForward", grid: 512, block: 256, regs: 32},
+	{demangled: "void at::native::elementwise_kernel<128, 2, void at::native::gpu_kernel_impl_nocast<at::native::BinaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float>>>(at::TensorIteratorBase &, const T1 &)::[lambda(int) (instance 1)]>(int, T3)", short: "elementwise_kernel", grid: 2048, block: 128, regs: 30},
+	{demangled: "void at::native::<unnamed>::multi_tensor_apply_kernel<at::native::<unnamed>::TensorListMetadata<4>, at::native::<unnamed>::FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>, float *, float, float, float, float, float, float, bool *, const float *>(T1, T2, T3...)", short: "multi_tensor_apply_kernel", grid: 320, block: 512, regs: 64},
+	{demangled: "void cublasLt::splitKreduce_kernel<32, 16, int, float, float, float, float, false, false, false>(cublasLt::cublasSplitKParams<T6>, const T4 *, const T5 *, T5 *, const T6 *, const T6 *, const T7 *)", short: "splitKreduce_kernel", grid: 96, block: 512, regs: 32},
+}
+
+var longKernelDef = kernelDef{demangled: "void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::half_t>, false, true, false, false>(Flash_fwd_params)", short: "flash_fwd_kernel", grid: 4096, block: 128, regs: 255, dynShared: 98304}
+
+var tinyKernelDef = kernelDef{demangled: "void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase &)::[lambda() (instance 3)]::operator ()() const::[lambda() (instance 7)]::operator ()() const::[lambda(float) (instance 1)], at::detail::Array<char *, 2>>(int, T1, T2)", short: "unrolled_elementwise_kernel", grid: 1, block: 128, regs: 16}
+
+// stepKind is what a step plants.
+type stepKind uint8
+
+const (
+	kindNormal stepKind = iota
+	kindStorm
+	kindLongKernel
+	kindPrefetch
+	kindSyncBurst
+)
+
+var kindNames = [...]string{"normal", "storm", "long_kernel", "prefetch_burst", "sync_burst"}
+
+// gen is the state of one generation.
+type gen struct {
+	cfg  Config
+	rng  *rand.Rand
+	ctx  context.Context
+	conn *sql.Conn
+
+	strs                                                                      []string
+	strID                                                                     map[string]int64 // lookup only; output order is by id
+	runtime, kernel, memcpy, memset, sync, gpuFault, cpuFault, nvtx, memUsage *table
+	tables                                                                    []*table
+
+	corr   int64
+	gridID int64
+	host   []int64 // host thread clocks
+	stream []int64 // stream clocks (end of the last GPU op)
+	copyEn int64   // end of the last UM migration on the copy engine
+	page   int64   // next managed page to fault
+
+	kernelBase []int64 // base duration of kernel slot j
+	kernels    []kernelDef
+	names      map[string]int64
+
+	lastCommitRows int64
+	truth          *Truth
+	stepDur        []int64 // durations of normal steps
+}
+
+// Generate writes a synthetic nsys export of the run cfg describes to
+// path, and its ground truth to TruthPath(path). It refuses to replace
+// existing files unless cfg.Overwrite is set. The trace is written to a
+// temporary file beside path and renamed into place when complete.
+func Generate(path string, cfg Config) (*Truth, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid config: %w", err)
+	}
+	truthPath := TruthPath(path)
+	if !cfg.Overwrite {
+		for _, p := range []string{path, truthPath} {
+			if _, err := os.Stat(p); err == nil {
+				return nil, fmt.Errorf("%w: %s", fs.ErrExist, p)
+			}
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return nil, fmt.Errorf("creating temporary file: %w", err)
+	}
+	tmpName := tmp.Name()
+	tmp.Close()
+	ok := false
+	defer func() {
+		if !ok {
+			os.Remove(tmpName)
+		}
+	}()
+	truth, err := generate(tmpName, cfg)
+	if err != nil {
+		return nil, err
+	}
+	js, err := json.MarshalIndent(truth, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding ground truth: %w", err)
+	}
+	if err := os.WriteFile(truthPath, append(js, '\n'), 0o644); err != nil {
+		return nil, fmt.Errorf("writing ground truth: %w", err)
+	}
+	if err := os.Rename(tmpName, path); err != nil {
+		return nil, fmt.Errorf("renaming trace into place: %w", err)
+	}
+	ok = true
+	return truth, nil
+}
+
+func generate(path string, cfg Config) (*Truth, error) {
+	db, err := sql.Open("sqlite3", "file:"+path+"?_txlock=exclusive")
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	defer conn.Close()
+	for _, p := range []string{
+		"PRAGMA journal_mode=OFF", "PRAGMA synchronous=OFF", "PRAGMA locking_mode=EXCLUSIVE",
+		"PRAGMA cache_size=-65536", "PRAGMA temp_store=MEMORY",
+	} {
+		if _, err := conn.ExecContext(ctx, p); err != nil {
+			return nil, fmt.Errorf("setting %s: %w", p, err)
+		}
+	}
+	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+		return nil, fmt.Errorf("beginning transaction: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, baseSQL); err != nil {
+		return nil, fmt.Errorf("creating tables: %w", err)
+	}
+	g := newGen(ctx, conn, cfg)
+	if err := g.run(); err != nil {
+		return nil, err
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return nil, fmt.Errorf("committing: %w", err)
+	}
+	if err := conn.Close(); err != nil {
+		return nil, fmt.Errorf("closing %s: %w", path, err)
+	}
+	if err := db.Close(); err != nil {
+		return nil, fmt.Errorf("closing %s: %w", path, err)
+	}
+	return g.truth, nil
+}
+
+func newGen(ctx context.Context, conn *sql.Conn, cfg Config) *gen {
+	g := &gen{
+		cfg:   cfg,
+		rng:   rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x756d7472616365)),
+		ctx:   ctx,
+		conn:  conn,
+		strID: map[string]int64{},
+		names: map[string]int64{},
+		host:  make([]int64, cfg.Threads),
+	}
+	g.stream = make([]int64, cfg.Streams)
+	g.runtime = newTable("CUPTI_ACTIVITY_KIND_RUNTIME", 8, -1)
+	g.kernel = newTable("CUPTI_ACTIVITY_KIND_KERNEL", 28, -1)
+	g.memcpy = newTable("CUPTI_ACTIVITY_KIND_MEMCPY", 21, -1)
+	g.memset = newTable("CUPTI_ACTIVITY_KIND_MEMSET", 12, -1)
+	g.sync = newTable("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", 12, -1)
+	g.gpuFault = newTable("CUDA_UM_GPU_PAGE_FAULT_EVENTS", 7, -1)
+	g.cpuFault = newTable("CUDA_UM_CPU_PAGE_FAULT_EVENTS", 9, -1)
+	g.nvtx = newTable("NVTX_EVENTS", 20, 6)
+	g.memUsage = newTable("CUDA_GPU_MEMORY_USAGE_EVENTS", 18, -1)
+	g.tables = []*table{g.runtime, g.kernel, g.memcpy, g.memset, g.sync, g.gpuFault, g.cpuFault, g.nvtx, g.memUsage}
+	g.str("[Unknown]")
+	for _, n := range []string{
+		"cuKernelGetName", "cudaLaunchKernel_v7000", "cudaStreamSynchronize_v3020", "cudaMemcpy_v3020",
+		"cudaFree_v3020", "cudaMemsetAsync_v3020", "cudaMemPrefetchAsync_v12020", "cudaMallocManaged_v6000",
+		"cudaStreamCreate_v3020", "cuInit", "cuModuleGetLoadingMode", "cudaDeviceSynchronize_v3020",
+	} {
+		g.names[n] = g.str(n)
+	}
+	g.names["cpuInstr"] = g.str("0x7f14e23a19d2")
+	g.names["cpuModule"] = g.str("/usr/lib/x86_64-linux-gnu/libc.so.6")
+	g.names["emptyStr"] = g.str("")
+	for _, k := range append(slices.Clone(kernelCatalog), longKernelDef, tinyKernelDef) {
+		k.idDem = g.str(k.demangled)
+		k.idShort = g.str(k.short)
+		k.id = g.str("_Z" + strconv.Itoa(len(k.short)) + k.short + "v")
+		g.kernels = append(g.kernels, k)
+	}
+	g.kernelBase = make([]int64, cfg.KernelsPerStep)
+	for j := range g.kernelBase {
+		// Log-normal around KernelNs, clamped to [KernelNs/8, 8*KernelNs].
+		f := math.Exp(g.rng.NormFloat64() * 0.6)
+		f = min(max(f, 0.125), 8)
+		g.kernelBase[j] = int64(float64(cfg.KernelNs) * f)
+	}
+	g.truth = &Truth{
+		Generator: "umtrace synth v1",
+		Seed:      cfg.Seed,
+		Config:    cfg,
+		Verdict:   "no_storm",
+		Episodes:  []Span{},
+		Decoys:    []Span{},
+		Rows:      map[string]int64{},
+	}
+	if cfg.Episodes > 0 {
+		g.truth.Verdict = "storm"
+	}
+	return g
+}
+
+// str interns s in StringIds.
+func (g *gen) str(s string) int64 {
+	if id, ok := g.strID[s]; ok {
+		return id
+	}
+	id := int64(len(g.strs))
+	g.strs = append(g.strs, s)
+	g.strID[s] = id
+	return id
+}
+
+// between returns a uniform int64 in [lo, hi].
+func (g *gen) between(lo, hi int64) int64 {
+	if hi <= lo {
+		return lo
+	}
+	return lo + g.rng.Int64N(hi-lo+1)
+}
+
+// api records a CUDA runtime (or driver, class 1) call and returns its
+// correlation id.
+func (g *gen) api(tid int, name string, class, start, end int64) int64 {
+	g.corr++
+	g.runtime.add(start, end, class, globalTid(tid), g.corr, g.names[name], 0, null)
+	return g.corr
+}
+
+func (g *gen) tid(t int) int { return pid + t }
+
+// layout places episodes and decoys over the steps and returns the kind
+// of every step and, per step, the index of its block (-1 for none).
+func (g *gen) layout() ([]stepKind, []int) {
+	cfg := g.cfg
+	type block struct {
+		kind stepKind
+		len  int
+	}
+	var blocks []block
+	for range cfg.Episodes {
+		blocks = append(blocks, block{kindStorm, cfg.EpisodeSteps})
+	}
+	for range cfg.LongKernelDecoys {
+		blocks = append(blocks, block{kindLongKernel, cfg.DecoySteps})
+	}
+	for range cfg.PrefetchDecoys {
+		blocks = append(blocks, block{kindPrefetch, cfg.DecoySteps})
+	}
+	for range cfg.SyncBurstDecoys {
+		blocks = append(blocks, block{kindSyncBurst, cfg.DecoySteps})
+	}
+	g.rng.Shuffle(len(blocks), func(i, j int) { blocks[i], blocks[j] = blocks[j], blocks[i] })
+	kinds := make([]stepKind, cfg.Steps)
+	owner := make([]int, cfg.Steps)
+	for i := range owner {
+		owner[i] = -1
+	}
+	used := 0
+	for _, b := range blocks {
+		used += b.len
+	}
+	// Spread the free steps over len(blocks)+1 gaps of at least minGap,
+	// with the extra distributed at random.
+	gaps := make([]int, len(blocks)+1)
+	free := cfg.Steps - used - minGap*len(gaps)
+	for i := range gaps {
+		gaps[i] = minGap
+	}
+	for free > 0 {
+		// Distribute in chunks so this stays cheap for huge runs.
+		chunk := max(1, free/(2*len(gaps)))
+		gaps[g.rng.IntN(len(gaps))] += chunk
+		free -= chunk
+	}
+	s := gaps[0]
+	for bi, b := range blocks {
+		for k := range b.len {
+			kinds[s+k] = b.kind
+			owner[s+k] = bi
+		}
+		s += b.len + gaps[bi+1]
+	}
+	return kinds, owner
+}
+
+func (g *gen) run() error {
+	cfg := g.cfg
+	kinds, owner := g.layout()
+
+	// Setup: driver init, the managed pool, the streams.
+	t := int64(350_000_000) + g.between(0, 20_000_000)
+	traceStart := t
+	g.api(0, "cuModuleGetLoadingMode", 1, t, t+g.between(800, 1200))
+	t += g.between(100_000, 200_000)
+	end := t + g.between(100_000_000, 150_000_000)
+	c := g.api(0, "cudaMallocManaged_v6000", 0, t, end)
+	g.memUsage.add(end-g.between(10_000, 20_000), globalPid, deviceID, contextID, managedBase, 0, managedBytes, 4, 0, null, c, null, null, null, null, null, null, null)
+	t = end + g.between(2000, 5000)
+	for range cfg.Streams {
+		end := t + g.between(200_000, 300_000)
+		g.api(0, "cudaStreamCreate_v3020", 0, t, end)
+		t = end + g.between(2000, 5000)
+	}
+	for i := range g.host {
+		g.host[i] = t
+	}
+	for i := range g.stream {
+		g.stream[i] = t
+	}
+
+	var (
+		cur       *Span
+		curBlock  = -1
+		spans     []*Span
+		prevStart int64
+	)
+	var lastSpanNeedsEnd *Span
+	for i := 0; i < cfg.Steps; i++ {
+		slowdown := 1.0
+		if kinds[i] == kindStorm {
+			if owner[i] != curBlock {
+				slowdown = cfg.SlowdownMin + g.rng.Float64()*(cfg.SlowdownMax-cfg.SlowdownMin)
+			} else {
+				slowdown = cur.Slowdown
+			}
+		}
+		st := &stepStats{}
+		start, end := g.step(i, kinds[i], slowdown, st)
+		if lastSpanNeedsEnd != nil {
+			lastSpanNeedsEnd.EndWindowNs[1] = end
+			lastSpanNeedsEnd = nil
+		}
+		if owner[i] != curBlock {
+			if owner[i] >= 0 {
+				cur = &Span{
+					Kind: kindNames[kinds[i]], FirstStep: i, StartNs: start,
+					StartWindowNs: [2]int64{prevStart, end},
+					Slowdown:      math.Round(slowdown*100) / 100,
+				}
+				if i == 0 {
+					cur.StartWindowNs[0] = start
+				}
+				if kinds[i] != kindStorm {
+					cur.Slowdown = 0
+				}
+				spans = append(spans, cur)
+			} else {
+				cur = nil
+			}
+			curBlock = owner[i]
+		}
+		if cur != nil {
+			cur.LastStep = i
+			cur.EndNs = end
+			cur.EndWindowNs = [2]int64{start, end}
+			cur.GPUFaults += st.gpuFaults
+			cur.CPUFaults += st.cpuFaults
+			cur.HtoDBytes += st.htod
+			cur.DtoHBytes += st.dtoh
+			cur.Syncs += st.syncs
+			if i+1 >= cfg.Steps || owner[i+1] != curBlock {
+				lastSpanNeedsEnd = cur
+			}
+		} else {
+			g.stepDur = append(g.stepDur, end-start)
+		}
+		prevStart = start
+		// Everything generated later starts at or after the next step.
+		if err := g.flush(g.host[0]); err != nil {
+			return err
+		}
+	}
+	traceEnd := g.host[0]
+	for _, s := range g.stream {
+		traceEnd = max(traceEnd, s)
+	}
+	traceEnd = max(traceEnd, g.copyEn)
+	if lastSpanNeedsEnd != nil {
+		lastSpanNeedsEnd.EndWindowNs[1] = lastSpanNeedsEnd.EndNs
+	}
+	for _, s := range spans {
+		if s.Kind == "storm" {
+			g.truth.Episodes = append(g.truth.Episodes, *s)
+		} else {
+			g.truth.Decoys = append(g.truth.Decoys, *s)
+		}
+	}
+	if len(g.stepDur) > 0 {
+		d := slices.Clone(g.stepDur)
+		slices.Sort(d)
+		g.truth.MedianStepNs = d[len(d)/2]
+	}
+	g.truth.TraceStartNs, g.truth.TraceEndNs = traceStart, traceEnd
+	for _, tb := range g.tables {
+		if err := tb.close(g.ctx, g.conn); err != nil {
+			return err
+		}
+	}
+	return g.finish(traceStart, traceEnd)
+}
+
+// flush writes buffered rows that start before watermark and commits
+// every few million rows.
+func (g *gen) flush(watermark int64) error {
+	var rows int64
+	for _, tb := range g.tables {
+		if err := tb.flush(g.ctx, g.conn, watermark); err != nil {
+			return err
+		}
+		rows += tb.count
+	}
+	if rows-g.lastCommitRows > 4<<20 {
+		for _, q := range []string{"COMMIT", "BEGIN"} {
+			if _, err := g.conn.ExecContext(g.ctx, q); err != nil {
+				return fmt.Errorf("committing: %w", err)
+			}
+		}
+		g.lastCommitRows = rows
+	}
+	return nil
+}
+
+// stepStats counts what one step planted.
+type stepStats struct {
+	gpuFaults, cpuFaults, htod, dtoh, syncs int64
+}
+
+// step generates step i and returns its NVTX range.
+func (g *gen) step(i int, kind stepKind, slowdown float64, st *stepStats) (start, end int64) {
+	cfg := g.cfg
+	start = g.host[0]
+	for t := 1; t < len(g.host); t++ {
+		g.host[t] = max(g.host[t], start+g.between(5_000, 30_000))
+	}
+	h := start + g.between(2_000, 6_000)
+
+	// Zero the gradients.
+	e := h + g.between(4_000, 8_000)
+	c := g.api(g.tid(0), "cudaMemsetAsync_v3020", 0, h, e)
+	ms := max(g.stream[0], h+3_000) + g.between(1_000, 2_000)
+	me := ms + g.between(3_000, 6_000)
+	g.memset.add(ms, me, deviceID, contextID, 0, firstStrm, c, globalPid, 0, 4<<20, null, 2)
+	g.stream[0] = me
+	h = e + g.between(1_000, 3_000)
+
+	if cfg.MemcpyEvery > 0 && i%cfg.MemcpyEvery == 0 {
+		h = g.syncMemcpy(h, 1, 8<<20)
+	}
+	if kind == kindPrefetch {
+		for range prefetchesIn {
+			e := h + g.between(15_000, 40_000)
+			g.api(g.tid(0), "cudaMemPrefetchAsync_v12020", 0, h, e)
+			addr := managedBase + (g.page%(managedBytes/pageBytes))*pageBytes
+			g.page += prefetchBytes / pageBytes
+			ms := max(g.copyEn, g.stream[0], h+10_000) + g.between(1_000, 4_000)
+			me := ms + g.between(38_000, 45_000)
+			g.migration(ms, me, prefetchBytes, 11, 1, addr)
+			g.copyEn = me
+			g.stream[0] = me // stream-ordered: kernels on stream 0 wait
+			st.htod += prefetchBytes
+			h = e + g.between(1_000, 3_000)
+		}
+	}
+	g.host[0] = h
+
+	// Launch the step's kernels round-robin over threads and streams.
+	for j := range cfg.KernelsPerStep {
+		t, s := j%cfg.Threads, j%cfg.Streams
+		k := g.kernels[j%len(kernelCatalog)]
+		dur := int64(float64(g.kernelBase[j]) * (0.95 + 0.1*g.rng.Float64()))
+		switch {
+		case kind == kindStorm:
+			dur = int64(float64(dur) * slowdown * (0.9 + 0.2*g.rng.Float64()))
+		case kind == kindLongKernel && j == cfg.KernelsPerStep-1:
+			k = g.kernels[len(kernelCatalog)]
+			// As long as a whole storm step's GPU time.
+			var sum int64
+			for _, b := range g.kernelBase {
+				sum += b
+			}
+			f := (cfg.SlowdownMin + cfg.SlowdownMax) / 2
+			dur = int64(float64(sum) / float64(cfg.Streams) * max(f, 3) * (0.9 + 0.2*g.rng.Float64()))
+		}
+		ks, _ := g.launch(t, s, k, dur)
+		if kind == kindStorm {
+			g.faultsDuring(ks, ks+dur, st)
+		}
+	}
+
+	// The main thread joins the workers, then syncs the stream that
+	// finishes last.
+	h = g.host[0]
+	for _, ht := range g.host[1:] {
+		h = max(h, ht)
+	}
+	h += g.between(2_000, 6_000)
+	last := 0
+	for s := range g.stream {
+		if g.stream[s] > g.stream[last] {
+			last = s
+		}
+	}
+	h = g.streamSync(h, last)
+	st.syncs++
+
+	if kind == kindSyncBurst {
+		for range cfg.SyncBurstSize {
+			g.host[0] = h
+			g.launch(0, 0, g.kernels[len(kernelCatalog)+1], g.between(2_000, 6_000))
+			h = g.streamSync(g.host[0]+g.between(500, 2_000), 0)
+			st.syncs++
+			h += g.between(5_000, 15_000)
+		}
+	}
+	if kind == kindStorm {
+		h = g.cpuFaults(h, st)
+	}
+	if kind == kindPrefetch {
+		for range prefetchesOut {
+			e := h + g.between(15_000, 40_000)
+			g.api(g.tid(0), "cudaMemPrefetchAsync_v12020", 0, h, e)
+			addr := managedBase + (g.page%(managedBytes/pageBytes))*pageBytes
+			g.page += prefetchBytes / pageBytes
+			ms := max(g.copyEn, h+10_000) + g.between(1_000, 4_000)
+			me := ms + g.between(38_000, 45_000)
+			g.migration(ms, me, prefetchBytes, 12, 1, addr)
+			g.copyEn = me
+			g.stream[0] = max(g.stream[0], me)
+			st.dtoh += prefetchBytes
+			h = e + g.between(1_000, 3_000)
+		}
+		// The host waits for the prefetches before reading: one more
+		// normal-looking sync.
+		h = g.streamSync(h, 0)
+		st.syncs++
+	}
+	if cfg.MemcpyEvery > 0 && i%cfg.MemcpyEvery == cfg.MemcpyEvery/2 {
+		h = g.syncMemcpy(h, 2, 4)
+	}
+	if cfg.FreeEvery > 0 && i%cfg.FreeEvery == cfg.FreeEvery-1 {
+		e := h + g.between(20_000, 60_000)
+		for _, s := range g.stream {
+			e = max(e, s+g.between(10_000, 30_000))
+		}
+		g.api(g.tid(0), "cudaFree_v3020", 0, h, e)
+		h = e + g.between(1_000, 3_000)
+	}
+	end = h + g.between(2_000, 10_000)
+	g.nvtx.addText("train_step "+strconv.Itoa(i), start, end, 59, null, null, null, 0, globalTid(g.tid(0)), null, null, 0, null, null, null, null, null, null, null, null, null)
+	g.host[0] = end + g.between(10_000, 50_000)
+	return start, end
+}
+
+// launch issues cuKernelGetName and cudaLaunchKernel on host thread t and
+// runs kernel k for dur ns on stream s; it returns the kernel's interval.
+func (g *gen) launch(t, s int, k kernelDef, dur int64) (int64, int64) {
+	h := g.host[t]
+	e := h + g.between(400, 1_000)
+	g.api(g.tid(t), "cuKernelGetName", 1, h, e)
+	h = e + g.between(200, 600)
+	e = h + g.between(4_000, 12_000)
+	c := g.api(g.tid(t), "cudaLaunchKernel_v7000", 0, h, e)
+	ks := max(g.stream[s]+g.between(1_000, 3_000), h+g.between(2_000, 5_000))
+	ke := ks + dur
+	g.gridID++
+	g.kernel.add(ks, ke, deviceID, contextID, 0, int64(firstStrm+s), c, globalPid,
+		k.idDem, k.idShort, k.id, 1, 1, k.regs, k.grid, 1, 1, k.block, 1, 1,
+		0, k.dynShared, 0, 155713536, g.gridID, 32768, null, 0)
+	g.stream[s] = ke
+	g.host[t] = e + g.between(3_000, 20_000)
+	return ks, ke
+}
+
+// streamSync calls cudaStreamSynchronize on stream s at host time h and
+// returns the time the call returns: just after the stream's last op.
+func (g *gen) streamSync(h int64, s int) int64 {
+	e := max(h+g.between(2_000, 4_000), g.stream[s]+g.between(3_000, 8_000))
+	c := g.api(g.tid(0), "cudaStreamSynchronize_v3020", 0, h, e)
+	g.sync.add(h+g.between(1_000, 1_800), e-g.between(800, 1_500), deviceID, contextID, null, int64(firstStrm+s), c, globalPid, null, 2, invalidID, invalidID)
+	return e + g.between(500, 2_000)
+}
+
+// syncMemcpy issues a synchronous cudaMemcpy of kind 1 (HtoD) or 2 (DtoH)
+// on the legacy default stream: it waits for every stream.
+func (g *gen) syncMemcpy(h int64, kind int64, bytes int64) int64 {
+	cs := h + g.between(4_000, 8_000)
+	for _, s := range g.stream {
+		cs = max(cs, s+g.between(1_000, 2_000))
+	}
+	ce := cs + bytes/10 + g.between(1_500, 3_000) // about 10 GB/s
+	e := ce + g.between(3_000, 6_000)
+	c := g.api(g.tid(0), "cudaMemcpy_v3020", 0, h, e)
+	src, dst := int64(0), int64(2)
+	if kind == 2 {
+		src, dst = 2, 0
+	}
+	g.memcpy.add(cs, ce, deviceID, contextID, 0, nullStream, c, globalPid, bytes, kind, null, src, dst, null, null, null, null, null, null, null, 1)
+	for s := range g.stream {
+		g.stream[s] = ce
+	}
+	return e + g.between(1_000, 3_000)
+}
+
+// migration records a UM migration row.
+func (g *gen) migration(start, end, bytes, kind, cause, addr int64) {
+	g.memcpy.add(start, end, deviceID, 0, null, 0, 0, globalPid, bytes, kind, null, 7, 7, null, null, null, null, cause, null, addr, null)
+}
+
+// faultsDuring plants GPU fault groups and their HtoD migrations inside
+// the kernel [ks, ke).
+func (g *gen) faultsDuring(ks, ke int64, st *stepStats) {
+	n := int64(g.cfg.FaultGroupsPerKernel)
+	if n == 0 {
+		return
+	}
+	dur := ke - ks
+	slot := dur / n
+	for k := range n {
+		fs := ks + k*slot + g.between(0, slot/4)
+		fe := min(fs+max(slot/2, 2_000)+g.between(0, slot/4), ke-1)
+		fe = max(fe, fs+1)
+		addr := managedBase + (g.page%(managedBytes/pageBytes))*pageBytes
+		nf := g.between(1, 4)
+		g.gpuFault.add(fs, fe, globalPid, deviceID, addr, nf, g.between(1, 2))
+		st.gpuFaults += nf
+		m := g.between(2, 5)
+		t := max(fs+g.between(2_000, 4_000), g.copyEn+1)
+		for x := range m {
+			cause, bytes := int64(2), pageBytes*g.between(1, 8)
+			if x%2 == 1 {
+				cause, bytes = 3, pageBytes*(int64(1)<<g.between(0, 7))
+			}
+			a := managedBase + (g.page%(managedBytes/pageBytes))*pageBytes
+			d := 1_500 + bytes/16 // about 16 GB/s
+			g.migration(t, t+d, bytes, 11, cause, a)
+			g.page += bytes / pageBytes
+			st.htod += bytes
+			t += d + 1
+		}
+		g.copyEn = t
+	}
+}
+
+// cpuFaults plants the host touching migrated pages after the sync at h:
+// CPU faults with DtoH migrations. It returns when the host is done.
+func (g *gen) cpuFaults(h int64, st *stepStats) int64 {
+	t := h + g.between(5_000, 15_000)
+	back := int64(g.cfg.CPUFaultsPerStep) * 16 // pages to walk back over
+	for c := range g.cfg.CPUFaultsPerStep {
+		p := g.page - back + int64(c)*16
+		addr := managedBase + (((p%(managedBytes/pageBytes))+managedBytes/pageBytes)%(managedBytes/pageBytes))*pageBytes
+		g.cpuFault.add(t, globalPid, addr, 139727671531986, g.names["cpuInstr"], g.names["cpuModule"], 1, g.names["emptyStr"], 0)
+		st.cpuFaults++
+		ms := max(t+g.between(6_000, 10_000), g.copyEn+1)
+		me := ms + g.between(1_500, 2_000)
+		g.migration(ms, me, pageBytes, 12, 2, addr)
+		st.dtoh += pageBytes
+		if c%4 == 3 {
+			b := pageBytes * (int64(4) << g.between(0, 6))
+			ss := me + 1
+			se := ss + 1_500 + b/16
+			g.migration(ss, se, b, 12, 3, addr+pageBytes)
+			st.dtoh += b
+			me = se
+		}
+		g.copyEn = me
+		t = me + g.between(2_000, 8_000)
+	}
+	return t
+}
+
+// finish writes the small tables, drops empty lazy tables and counts rows.
+func (g *gen) finish(traceStart, traceEnd int64) error {
+	ctx, conn := g.ctx, g.conn
+	exec := func(q string, args ...any) error {
+		if _, err := conn.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("writing %.40s: %w", q, err)
+		}
+		return nil
+	}
+	if err := exec("INSERT INTO ANALYSIS_DETAILS VALUES (?,?,?,?)", vmID, traceEnd-traceStart, traceStart, traceEnd); err != nil {
+		return err
+	}
+	if err := exec("INSERT INTO PROCESSES VALUES (?,?,?)", globalPid, pid, "python3"); err != nil {
+		return err
+	}
+	if err := exec("INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES (0,0,?)", pid); err != nil {
+		return err
+	}
+	if err := exec("INSERT INTO TARGET_INFO_CUDA_CONTEXT_INFO VALUES (?,0,1,?,0,1,0,0)", nullStream, pid); err != nil {
+		return err
+	}
+	if err := exec("INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (?,0,1,?,1,0,3)", nullStream, pid); err != nil {
+		return err
+	}
+	for s := range g.cfg.Streams {
+		if err := exec("INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (?,0,1,?,1,0,1)", firstStrm+s, pid); err != nil {
+			return err
+		}
+	}
+	threads := []struct {
+		name string
+		prio int
+		tid  int
+	}{{"python3", 20, pid}}
+	for t := 1; t < g.cfg.Threads; t++ {
+		threads = append(threads, struct {
+			name string
+			prio int
+			tid  int
+		}{"pt_autograd_" + strconv.Itoa(t-1), 20, pid + t})
+	}
+	for _, x := range []struct {
+		name string
+		tid  int
+	}{{"cuda-EvtHandlr", 100}, {"CUPTI worker thread", 101}, {"[NSys]", 102}} {
+		threads = append(threads, struct {
+			name string
+			prio int
+			tid  int
+		}{x.name, 10, pid + x.tid})
+	}
+	for _, th := range threads {
+		if err := exec("INSERT INTO ThreadNames VALUES (?,?,?)", g.str(th.name), th.prio, globalTid(th.tid)); err != nil {
+			return err
+		}
+	}
+	st, err := conn.PrepareContext(ctx, "INSERT INTO StringIds VALUES (?,?)")
+	if err != nil {
+		return fmt.Errorf("preparing StringIds insert: %w", err)
+	}
+	defer st.Close()
+	for id, s := range g.strs {
+		if _, err := st.ExecContext(ctx, id, s); err != nil {
+			return fmt.Errorf("writing StringIds: %w", err)
+		}
+	}
+	// Mark the export as synthetic where a person would look.
+	for _, kv := range [][2]string{
+		{"EXPORT_PARAM_INPUT_FILE", "synth.nsys-rep"}, {"EXPORT_PARAM_OUTPUT_FILE", "synth.sqlite"},
+		{"EXPORT_PARAM_INPUT_PATH", "/umtrace/synth.nsys-rep"}, {"EXPORT_PARAM_OUTPUT_PATH", "/umtrace/synth.sqlite"},
+		{"EXPORT_PARAM_INPUT_PATH_ABS", "/umtrace/synth.nsys-rep"}, {"EXPORT_PARAM_OUTPUT_PATH_ABS", "/umtrace/synth.sqlite"},
+		{"EXPORT_HOST", "umtrace-synth"},
+	} {
+		if err := exec("UPDATE META_DATA_EXPORT SET value=? WHERE name=?", kv[1], kv[0]); err != nil {
+			return err
+		}
+	}
+	if err := exec("UPDATE META_DATA_CAPTURE SET value='umtrace synth' WHERE name='PROCESS_0:ARGUMENT_0'"); err != nil {
+		return err
+	}
+	counts := map[string]int64{}
+	for _, tb := range g.tables {
+		counts[tb.name] = tb.count
+	}
+	for _, name := range lazyTables {
+		if counts[name] == 0 {
+			if err := exec("DROP TABLE " + name); err != nil {
+				return err
+			}
+			delete(counts, name)
+		}
+	}
+	rows, err := conn.QueryContext(ctx, "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")
+	if err != nil {
+		return fmt.Errorf("listing tables: %w", err)
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return fmt.Errorf("listing tables: %w", err)
+		}
+		names = append(names, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("listing tables: %w", err)
+	}
+	for _, n := range names {
+		if _, ok := counts[n]; ok {
+			continue
+		}
+		var c int64
+		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+n).Scan(&c); err != nil {
+			return fmt.Errorf("counting %s: %w", n, err)
+		}
+		counts[n] = c
+	}
+	g.truth.Rows = counts
+	for _, c := range counts {
+		g.truth.TotalRows += c
+	}
+	return nil
+}
