@@ -1,0 +1,283 @@
+// Package sanitizer reads compute-sanitizer and cuda-memcheck logs (text and XML) into findings and an Arrow table.
+package sanitizer
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Kinds of finding (Finding.Kind).
+const (
+	KindInvalidAccess     = "invalid_access"
+	KindHardwareException = "hardware_exception"
+	KindMallocFree        = "malloc_free_error"
+	KindAPIError          = "api_error"
+	KindLeak              = "leak"
+	KindRace              = "race"
+	KindHazardLimit       = "hazard_limit"
+	KindUninitialized     = "uninitialized_access"
+	KindUnusedMemory      = "unused_memory"
+	KindBarrierError      = "barrier_error"
+	KindToolMessage       = "tool_message"
+	KindOther             = "other"
+)
+
+// Tools (Finding.Tool, Log.Tool).
+const (
+	ToolMemcheck  = "memcheck"
+	ToolRacecheck = "racecheck"
+	ToolInitcheck = "initcheck"
+	ToolSynccheck = "synccheck"
+)
+
+// Severities (Finding.Severity).
+const (
+	SevError   = "error"
+	SevWarning = "warning"
+	SevInfo    = "info"
+)
+
+// Limits that keep memory bounded on hostile input. Going past one is a
+// warning, not an error.
+const (
+	maxLineLen  = 1 << 20 // longer lines are cut
+	maxFrames   = 256     // per record, host and device frames each
+	maxRaceWith = 256     // other accesses per race record
+	maxWarnings = 1000    // per log; one more says how many were dropped
+	maxMessage  = 4096    // bytes kept of a headline
+)
+
+// ErrNotSanitizerLog is returned (wrapped) for input that has no
+// compute-sanitizer or cuda-memcheck line and is not sanitizer XML.
+var ErrNotSanitizerLog = errors.New("not a compute-sanitizer or cuda-memcheck log")
+
+// SyntaxError is a problem at one line of a log. Parsers report most of them
+// as Log.Warnings and go on.
+type SyntaxError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+
+// Dim3 is a CUDA thread or block index.
+type Dim3 struct{ X, Y, Z int32 }
+
+func (d Dim3) String() string { return fmt.Sprintf("(%d,%d,%d)", d.X, d.Y, d.Z) }
+
+// Finding is one record of a sanitizer log. Optional numbers come with a Has
+// flag; strings are empty when unknown.
+type Finding struct {
+	LogLine  int    // 1-based line where the record starts
+	Tool     string // ToolMemcheck, ...
+	Severity string // SevError, SevWarning, SevInfo
+	Kind     string // KindInvalidAccess, ...
+	Message  string // headline as printed
+
+	Kernel     string // device function as printed (text: with parameters; XML: as given, often the bare name)
+	KernelBase string // BaseName(Kernel)
+	File       string // source file, as printed
+	Line       int    // source line, 0 when unknown
+	PC         uint64
+	HasPC      bool
+
+	Thread, Block Dim3
+	HasThread     bool // Thread and Block are set
+
+	Address    uint64
+	HasAddress bool
+	Size       int64 // access size in bytes
+	HasSize    bool
+	Space      string // global, shared, local, generic, ...
+	Access     string // read, write, atomic, ...
+	Detail     string // out of bounds, WAW hazard, Divergent thread(s) in warp, ...
+
+	Hazards    int64 // racecheck: hazards in this record
+	HasHazards bool
+	RaceWith   []string // racecheck: the other accesses
+
+	API       string // CUDA API call
+	APIError  string // cudaErrorLaunchFailure
+	APIResult int32  // 719
+	HasResult bool
+
+	LeakBytes    int64
+	HasLeak      bool
+	AllocAddress uint64 // nearest allocation (memcheck out-of-bounds)
+	AllocSize    int64
+	HasAlloc     bool
+
+	HostFrames   []string // innermost first, as printed (XML: "func [0xpc] in module")
+	DeviceFrames []string
+}
+
+// Location is "file:line", "file", or "" when the log gives no source line.
+func (f *Finding) Location() string {
+	switch {
+	case f.File == "":
+		return ""
+	case f.Line > 0:
+		return fmt.Sprintf("%s:%d", f.File, f.Line)
+	}
+	return f.File
+}
+
+// MatchesKernel reports whether the finding's kernel is name, comparing base
+// names, so a demangled trace name ("void foo<int>(float*)"), a short name
+// ("foo") and a mangled one ("_Z3fooIiEvPf") all match a finding in foo.
+func (f *Finding) MatchesKernel(name string) bool {
+	return f.KernelBase != "" && f.KernelBase == BaseName(name)
+}
+
+// Summary holds the tool's own summary lines. XML output has none.
+type Summary struct {
+	HasErrors  bool  // an "ERROR SUMMARY: N errors" line was seen
+	Errors     int64 // errors the tool counted, printed or not
+	NotPrinted int64 // "ERROR SUMMARY: N errors were not printed"
+
+	HasLeaks        bool // a "LEAK SUMMARY" line was seen
+	LeakBytes       int64
+	LeakAllocations int64
+
+	HasRace      bool // a "RACECHECK SUMMARY" line was seen
+	RaceRecords  int64
+	RaceErrors   int64
+	RaceWarnings int64
+}
+
+// Log is one parsed sanitizer log.
+type Log struct {
+	Path     string
+	Format   string // "text" or "xml"
+	Driver   string // "compute-sanitizer", "cuda-memcheck" (from the banner), or ""
+	Tool     string // the tool that wrote the log, inferred from its findings and summaries
+	Findings []Finding
+	Summary  Summary
+	Warnings []*SyntaxError // problems that did not stop the parse, in line order
+	Lines    int            // lines read (text) or last line reached (XML)
+}
+
+// Counts returns the number of findings of each kind.
+func (l *Log) Counts() map[string]int {
+	m := map[string]int{}
+	for i := range l.Findings {
+		m[l.Findings[i].Kind]++
+	}
+	return m
+}
+
+// Errors is the number of findings with severity error.
+func (l *Log) Errors() int {
+	n := 0
+	for i := range l.Findings {
+		if l.Findings[i].Severity == SevError {
+			n++
+		}
+	}
+	return n
+}
+
+func (l *Log) warn(line int, format string, a ...any) {
+	switch {
+	case len(l.Warnings) < maxWarnings:
+		l.Warnings = append(l.Warnings, &SyntaxError{File: l.Path, Line: line, Msg: fmt.Sprintf(format, a...)})
+	case len(l.Warnings) == maxWarnings:
+		l.Warnings = append(l.Warnings, &SyntaxError{File: l.Path, Line: line, Msg: "too many warnings; dropping the rest"})
+	}
+}
+
+// ParseFile reads the log at path, text or XML (detected from its content).
+// Errors name the file; a file without any sanitizer line wraps
+// ErrNotSanitizerLog.
+func ParseFile(path string) (*Log, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	l, err := Parse(f, path)
+	if err != nil {
+		return nil, fmt.Errorf("parsing %s: %w", path, err)
+	}
+	return l, nil
+}
+
+// Parse reads a text or XML log from r; name is used in warnings.
+func Parse(r io.Reader, name string) (*Log, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, _ := br.Peek(512)
+	if isXML(head) {
+		return ParseXML(br, name)
+	}
+	return ParseText(br, name)
+}
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+func isXML(head []byte) bool {
+	head = bytes.TrimPrefix(head, utf8BOM)
+	head = bytes.TrimLeft(head, " \t\r\n")
+	return bytes.HasPrefix(head, []byte("<?xml")) || bytes.HasPrefix(head, []byte("<ComputeSanitizerOutput"))
+}
+
+// finish fills tool fields once all findings are known.
+func (l *Log) finish() {
+	tools := map[string]bool{}
+	for i := range l.Findings {
+		if t := kindTool(l.Findings[i].Kind); t != "" {
+			tools[t] = true
+		}
+	}
+	switch {
+	case len(tools) == 1:
+		for t := range tools {
+			l.Tool = t
+		}
+	case len(tools) > 1:
+		// Mixed logs do not occur from one run; take the first finding's.
+		for i := range l.Findings {
+			if t := kindTool(l.Findings[i].Kind); t != "" {
+				l.Tool = t
+				break
+			}
+		}
+	case l.Summary.HasRace:
+		l.Tool = ToolRacecheck
+	default:
+		l.Tool = ToolMemcheck // the default tool of both drivers
+	}
+	for i := range l.Findings {
+		f := &l.Findings[i]
+		if f.Tool = kindTool(f.Kind); f.Tool == "" {
+			f.Tool = l.Tool
+		}
+		f.KernelBase = BaseName(f.Kernel)
+	}
+}
+
+func kindTool(kind string) string {
+	switch kind {
+	case KindInvalidAccess, KindHardwareException, KindMallocFree, KindLeak:
+		return ToolMemcheck
+	case KindRace, KindHazardLimit:
+		return ToolRacecheck
+	case KindUninitialized, KindUnusedMemory:
+		return ToolInitcheck
+	case KindBarrierError:
+		return ToolSynccheck
+	}
+	return ""
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "")
+}
