@@ -107,8 +107,9 @@ func (a *analysis) sortInputs() {
 	}
 }
 
-// span is the trace's time span: ANALYSIS_DETAILS when the export has it,
-// else the extent of CUDA API calls and GPU activity.
+// span is the trace's time span: the capture span from ANALYSIS_DETAILS
+// when the export has it, widened to cover every CUDA API call and GPU
+// activity (the two need not agree).
 func (a *analysis) span() {
 	s := newSpan()
 	if a.c.apiSpan.lo <= a.c.apiSpan.hi {
@@ -118,7 +119,7 @@ func (a *analysis) span() {
 		s.add(a.c.gpuSpan.lo, a.c.gpuSpan.hi)
 	}
 	if a.info.SpanEndNs > a.info.SpanStartNs {
-		s = span{a.info.SpanStartNs, a.info.SpanEndNs}
+		s.add(a.info.SpanStartNs, a.info.SpanEndNs)
 	}
 	if s.lo > s.hi {
 		s = span{0, 0}

@@ -1,0 +1,90 @@
+// Package report renders an analyze.Result as a terminal summary, a
+// markdown incident report, JSON or HTML. Output depends only on the
+// Result, so the same trace always gives byte-identical reports.
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/umtrace/umtrace/analyze"
+)
+
+// Formats lists the supported output formats.
+var Formats = []string{"text", "md", "json", "html"}
+
+// Generate writes res to w in the given format. It renders into a buffer
+// first, so w receives nothing on error.
+func Generate(w io.Writer, res *analyze.Result, format string) error {
+	var buf bytes.Buffer
+	switch format {
+	case "text", "":
+		writeText(&buf, res)
+	case "md", "markdown":
+		writeMarkdown(&buf, res)
+	case "json":
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encoding json: %w", err)
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	case "html":
+		writeHTML(&buf, res)
+	default:
+		return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// ms formats ns as milliseconds with 3 decimals.
+func ms(ns float64) string { return fmt.Sprintf("%.3f", ns/1e6) }
+
+func msI(ns int64) string { return ms(float64(ns)) }
+
+// sec formats a trace time as seconds from the trace start.
+func sec(ns, start int64) string { return fmt.Sprintf("%.3f s", float64(ns-start)/1e9) }
+
+func pct(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
+
+func short(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func verdictWord(v string) string {
+	switch v {
+	case analyze.VerdictStorm:
+		return "STORM"
+	case analyze.VerdictNoStorm:
+		return "no storm"
+	}
+	return "insufficient data"
+}
+
+func migrated(ms []analyze.MigrationAgg, demandOnly bool) int64 {
+	var b int64
+	for _, m := range ms {
+		if !demandOnly || m.Cause == "page_fault" || m.Cause == "speculative_prefetch" || m.Cause == "eviction" {
+			b += m.Bytes
+		}
+	}
+	return b
+}
+
+func stepsCovered(e analyze.Episode) string {
+	if e.FirstStep < 0 {
+		return "–"
+	}
+	if e.FirstStep == e.LastStep {
+		return fmt.Sprint(e.FirstStep)
+	}
+	return fmt.Sprintf("%d–%d", e.FirstStep, e.LastStep)
+}
