@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"database/sql"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/mattn/go-sqlite3"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files of the analyze tests")
+
+// tracePath finds a shared trace: the repo's testdata copy when there is
+// one, else ../shared/traces (skipping when that is absent).
+func tracePath(t *testing.T, name string) string {
+	t.Helper()
+	p := filepath.Join("..", "..", "testdata", "traces", name+".sqlite")
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	p = filepath.Join("..", "..", "..", "shared", "traces", name+".sqlite")
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("%s not found (CI has ../shared): %v", p, err)
+	}
+	return p
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/umtrace -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		gotPath := strings.TrimSuffix(path, filepath.Ext(path)) + ".got" + filepath.Ext(path)
+		os.WriteFile(gotPath, got, 0o644)
+		t.Errorf("%s differs from golden; wrote %s (diff them, or rerun with -update)", path, gotPath)
+	}
+}
+
+func TestAnalyzeGolden(t *testing.T) {
+	for _, name := range []string{"um_pingpong_default", "um_pingpong_prefetch", "um_pingpong_explicit", "torch_mlp_managed", "torch_mlp_device"} {
+		for _, format := range []string{"md", "json"} {
+			t.Run(name+"."+format, func(t *testing.T) {
+				path := tracePath(t, name)
+				var out, errb bytes.Buffer
+				if code := run(&out, &errb, []string{"analyze", "--format", format, path}); code != 0 {
+					t.Fatalf("exit %d: %s", code, errb.String())
+				}
+				golden(t, filepath.Join("testdata", "analyze", name+"."+format), out.Bytes())
+				// Same input, same bytes.
+				var again bytes.Buffer
+				run(&again, &errb, []string{"analyze", "--format", format, path})
+				if !bytes.Equal(out.Bytes(), again.Bytes()) {
+					t.Error("two runs gave different output")
+				}
+			})
+		}
+	}
+}
+
+func TestAnalyzeOutputFileAndFailOnStorm(t *testing.T) {
+	path := tracePath(t, "um_pingpong_default")
+	out := filepath.Join(t.TempDir(), "r.md")
+	var stdout, stderr bytes.Buffer
+	code := run(&stdout, &stderr, []string{"analyze", "-f", "md", "-o", out, "--fail-on-storm", path})
+	if code != exitFail {
+		t.Errorf("exit %d, want %d (storm with --fail-on-storm)", code, exitFail)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil || !bytes.Contains(b, []byte("**Verdict: STORM**")) {
+		t.Errorf("report file: %v %q", err, b)
+	}
+	if code := run(&stdout, &stderr, []string{"analyze", "--fail-on-storm", tracePath(t, "um_pingpong_prefetch")}); code != exitOK {
+		t.Errorf("no-storm trace exit %d", code)
+	}
+	if code := run(&stdout, &stderr, []string{"analyze", "-o", path, path}); code != exitUsage {
+		t.Errorf("-o onto the input: exit %d, want %d", code, exitUsage)
+	}
+}
+
+func TestAnalyzeBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good, err := os.ReadFile(tracePath(t, "um_pingpong_explicit"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.sqlite")
+	db, err := sql.Open("sqlite3", other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE t(x); INSERT INTO t VALUES (1)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	cases := []struct {
+		name, path, msg string
+		code            int
+	}{
+		{"empty", write("empty.sqlite", nil), "empty file", exitBadInput},
+		{"text", write("notes.txt", []byte("just some text\n")), "not a SQLite database", exitBadInput},
+		{"truncated", write("cut.sqlite", good[:len(good)/2]), "truncated SQLite file", exitBadInput},
+		{"not nsys", other, "not an Nsight Systems SQLite export", exitBadInput},
+		{"missing", filepath.Join(dir, "missing.sqlite"), "no such file or directory", exitBadInput},
+		{"directory", dir, "is a directory", exitBadInput},
+	}
+	if ext := filepath.Join("..", "..", "..", "shared", "external", "nsys", "cardiac_2021.3.3_emptytrace_report1.sqlite"); fileExists(ext) {
+		cases = append(cases, struct {
+			name, path, msg string
+			code            int
+		}{"no CUDA", ext, "no CUDA activity", exitBadInput})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before, _ := os.ReadFile(c.path)
+			var stdout, stderr bytes.Buffer
+			code := run(&stdout, &stderr, []string{"analyze", c.path})
+			if code != c.code {
+				t.Errorf("exit %d, want %d", code, c.code)
+			}
+			msg := stderr.String()
+			if strings.Count(msg, "\n") != 1 || !strings.Contains(msg, c.path) || !strings.Contains(msg, c.msg) {
+				t.Errorf("stderr %q: want one line naming %s and %q", msg, c.path, c.msg)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout not empty: %q", stdout.String())
+			}
+			after, _ := os.ReadFile(c.path)
+			if !bytes.Equal(before, after) {
+				t.Error("input modified")
+			}
+		})
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(&stdout, &stderr, []string{"analyze"}); code != exitUsage {
+		t.Errorf("no args: exit %d", code)
+	}
+	if code := run(&stdout, &stderr, []string{"analyze", "--format", "pdf", "x"}); code != exitUsage {
+		t.Errorf("bad format: exit %d", code)
+	}
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
