@@ -61,7 +61,6 @@ func StripVersion(name string) string { return versionSuffix.ReplaceAllString(na
 func pid(g int64) int64 { return (g >> 24) & 0xFFFFFF }
 func tid(g int64) int64 { return g & 0xFFFFFF }
 
-
 func (r *Reader) query(t *tracemodel.Table, src string) query {
 	col := func(n string) string { return r.col(src, n) }
 	ix := t.Index
