@@ -11,7 +11,7 @@ build:
 
 # Runs the main job on the bundled storm trace.
 demo: build
-	$(BIN) analyze testdata/traces/torch_mlp_managed.sqlite
+	$(BIN) analyze testdata/traces/um_pingpong_default.sqlite
 
 vet:
 	$(GO) vet ./...

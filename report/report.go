@@ -26,12 +26,9 @@ func Generate(w io.Writer, res *analyze.Result, format string) error {
 	case "md", "markdown":
 		writeMarkdown(&buf, res)
 	case "json":
-		b, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
-			return fmt.Errorf("encoding json: %w", err)
+		if err := writeJSON(&buf, res); err != nil {
+			return err
 		}
-		buf.Write(b)
-		buf.WriteByte('\n')
 	case "html":
 		writeHTML(&buf, res)
 	default:
@@ -87,4 +84,27 @@ func stepsCovered(e analyze.Episode) string {
 		return fmt.Sprint(e.FirstStep)
 	}
 	return fmt.Sprintf("%d–%d", e.FirstStep, e.LastStep)
+}
+
+// writeJSON writes v as indented JSON with object keys sorted at every
+// level, so the bytes depend only on the values. Numbers pass through
+// unchanged (json.Number), keeping int64 nanoseconds exact.
+func writeJSON(buf *bytes.Buffer, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encoding json: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var generic any
+	if err := dec.Decode(&generic); err != nil {
+		return fmt.Errorf("encoding json: %w", err)
+	}
+	out, err := json.MarshalIndent(generic, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding json: %w", err)
+	}
+	buf.Write(out)
+	buf.WriteByte('\n')
+	return nil
 }
