@@ -377,75 +377,63 @@ func (g *gen) run() error {
 	}
 
 	var (
-		cur       *Span
-		curBlock  = -1
-		spans     []*Span
-		prevStart int64
+		cur      *Span
+		curBlock = -1
+		spans    []*Span
+		// Step boundaries, for the truth's edge windows.
+		stepStart = make([]int64, cfg.Steps)
+		stepEnd   = make([]int64, cfg.Steps)
 	)
-	var lastSpanNeedsEnd *Span
 	for i := 0; i < cfg.Steps; i++ {
 		slowdown := 1.0
 		if kinds[i] == kindStorm {
 			if owner[i] != curBlock {
-				slowdown = cfg.SlowdownMin + g.rng.Float64()*(cfg.SlowdownMax-cfg.SlowdownMin)
+				slowdown = math.Round((cfg.SlowdownMin+g.rng.Float64()*(cfg.SlowdownMax-cfg.SlowdownMin))*100) / 100
 			} else {
 				slowdown = cur.Slowdown
 			}
 		}
 		st := &stepStats{}
 		start, end := g.step(i, kinds[i], slowdown, st)
-		if lastSpanNeedsEnd != nil {
-			lastSpanNeedsEnd.EndWindowNs[1] = end
-			lastSpanNeedsEnd = nil
-		}
+		stepStart[i], stepEnd[i] = start, end
 		if owner[i] != curBlock {
+			cur = nil
 			if owner[i] >= 0 {
-				cur = &Span{
-					Kind: kindNames[kinds[i]], FirstStep: i, StartNs: start,
-					StartWindowNs: [2]int64{prevStart, end},
-					Slowdown:      math.Round(slowdown*100) / 100,
-				}
-				if i == 0 {
-					cur.StartWindowNs[0] = start
-				}
-				if kinds[i] != kindStorm {
-					cur.Slowdown = 0
+				cur = &Span{Kind: kindNames[kinds[i]], FirstStep: i, StartNs: start}
+				if kinds[i] == kindStorm {
+					cur.Slowdown = slowdown
 				}
 				spans = append(spans, cur)
-			} else {
-				cur = nil
 			}
 			curBlock = owner[i]
 		}
 		if cur != nil {
 			cur.LastStep = i
 			cur.EndNs = end
-			cur.EndWindowNs = [2]int64{start, end}
 			cur.GPUFaults += st.gpuFaults
 			cur.CPUFaults += st.cpuFaults
 			cur.HtoDBytes += st.htod
 			cur.DtoHBytes += st.dtoh
 			cur.Syncs += st.syncs
-			if i+1 >= cfg.Steps || owner[i+1] != curBlock {
-				lastSpanNeedsEnd = cur
-			}
 		} else {
 			g.stepDur = append(g.stepDur, end-start)
 		}
-		prevStart = start
 		// Everything generated later starts at or after the next step.
 		if err := g.flush(g.host[0]); err != nil {
 			return err
 		}
+	}
+	last := cfg.Steps - 1
+	for _, s := range spans {
+		f, l := s.FirstStep, s.LastStep
+		s.StartWindowNs = [2]int64{stepStart[max(f-1, 0)], stepStart[min(f+1, last)]}
+		s.EndWindowNs = [2]int64{stepEnd[max(l-1, 0)], stepEnd[min(l+1, last)]}
 	}
 	traceEnd := g.host[0]
 	for _, s := range g.stream {
 		traceEnd = max(traceEnd, s)
 	}
 	traceEnd = max(traceEnd, g.copyEn)
-	if lastSpanNeedsEnd != nil {
-		lastSpanNeedsEnd.EndWindowNs[1] = lastSpanNeedsEnd.EndNs
-	}
 	for _, s := range spans {
 		if s.Kind == "storm" {
 			g.truth.Episodes = append(g.truth.Episodes, *s)

@@ -45,7 +45,7 @@ type Span struct {
 	EndNs   int64 `json:"end_ns"`
 	// StartWindowNs and EndWindowNs are the edges allowed to a detector
 	// that is "within one step": from the start of step FirstStep-1 to the
-	// end of FirstStep, and from the start of LastStep to the end of
+	// start of FirstStep+1, and from the end of LastStep-1 to the end of
 	// LastStep+1.
 	StartWindowNs [2]int64 `json:"start_window_ns"`
 	EndWindowNs   [2]int64 `json:"end_window_ns"`
