@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/umtrace/umtrace/synth"
+)
+
+func runSynth(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(&out, &errb, append([]string{"synth"}, args...))
+	return code, out.String(), errb.String()
+}
+
+func TestSynthWritesTraceAndTruth(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.sqlite")
+	small := []string{"--steps", "40", "--kernels-per-step", "4", "--episodes", "1", "--episode-steps", "3", "--decoys", "1", "--decoy-steps", "2", "--seed", "5"}
+	code, out, errs := runSynth(t, append([]string{path}, small...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	if !strings.Contains(out, "wrote "+path) || !strings.Contains(out, "verdict storm") {
+		t.Errorf("stdout %q", out)
+	}
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(path), "run.truth.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr synth.Truth
+	if err := json.Unmarshal(b, &tr); err != nil {
+		t.Fatal(err)
+	}
+	if tr.Seed != 5 || tr.Config.Steps != 40 || len(tr.Episodes) != 1 || len(tr.Decoys) != 3 || tr.TotalRows == 0 {
+		t.Errorf("truth %+v", tr)
+	}
+	// An existing output is refused without --force (a usage error).
+	if code, _, errs := runSynth(t, append([]string{path}, small...)...); code != exitUsage || !strings.Contains(errs, "--force") {
+		t.Errorf("rerun: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := runSynth(t, append([]string{path, "--force", "-q"}, small...)...); code != exitOK {
+		t.Errorf("--force: exit %d, stderr %q", code, errs)
+	}
+}
+
+func TestSynthRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.sqlite")
+	code, _, errs := runSynth(t, path, "--rows", "150000", "-q")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	b, _ := os.ReadFile(filepath.Join(filepath.Dir(path), "r.truth.json"))
+	var tr synth.Truth
+	json.Unmarshal(b, &tr)
+	if tr.TotalRows < 135000 || tr.TotalRows > 165000 {
+		t.Errorf("--rows 150000 gave %d rows", tr.TotalRows)
+	}
+}
+
+func TestSynthUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{},
+		{"a.sqlite", "b.sqlite"},
+		{filepath.Join(dir, "x.sqlite"), "--no-such-flag"},
+		{filepath.Join(dir, "x.sqlite"), "--rows", "100", "--steps", "10"},
+		{filepath.Join(dir, "x.sqlite"), "--steps", "10"}, // too short for the default episodes
+		{filepath.Join(dir, "x.sqlite"), "--streams", "0"},
+	} {
+		if code, _, errs := runSynth(t, args...); code != exitUsage || errs == "" {
+			t.Errorf("%q: exit %d, stderr %q", args, code, errs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.sqlite")); err == nil {
+		t.Errorf("a failed run left its output")
+	}
+}

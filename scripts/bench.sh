@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Prints umtrace's performance table (docs/performance.md): wall time and
+# peak RSS of `umtrace analyze` against a raw single-threaded sqlite3 scan
+# of every column umtrace reads (the floor), for three trace sizes, plus
+# the ingest benchmarks. Run through `make bench` (which builds bin/umtrace).
+#
+# Traces are generated once with `umtrace synth` and cached in
+# ${XDG_CACHE_HOME:-$HOME/.cache}/umtrace-bench/. Environment:
+#   BENCH_SIZES   row counts of the traces (default "1500000 4500000 12000000")
+#   BENCH_RUNS    timed runs per measurement; the best is kept (default 1)
+#   BENCH_NO_GO   set to skip the Go ingest benchmarks
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+BIN=${BIN:-bin/umtrace}
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/umtrace-bench
+SIZES=${BENCH_SIZES:-"1500000 4500000 12000000"}
+RUNS=${BENCH_RUNS:-1}
+# Storm-heavy enough that UM migrations are a real share of the rows (about
+# 15% at every size: episode length scales with the row count).
+synth_flags() { echo --seed 1 --episodes 8 --episode-steps $(($1 / 30000 + 1)) --decoys 2 --decoy-steps 20; }
+
+need() {
+	local missing=()
+	[ -x /usr/bin/time ] || missing+=(time)
+	command -v sqlite3 >/dev/null || missing+=(sqlite3)
+	[ ${#missing[@]} -eq 0 ] && return
+	echo "bench: installing ${missing[*]}" >&2
+	local sudo=
+	[ "$(id -u)" -eq 0 ] || sudo=sudo
+	$sudo apt-get update -qq >&2 && $sudo apt-get install -y -qq "${missing[@]}" >&2
+}
+need
+[ -x "$BIN" ] || { echo "bench: $BIN missing; run make bench" >&2; exit 1; }
+mkdir -p "$CACHE"
+
+# The floor: one sqlite3 process reading every column umtrace's nsys
+# ingester selects (ingest/nsys/scan.go), table by table, with no output
+# formatting (aggregates force each value to be decoded).
+floor_sql() {
+	local db=$1
+	local -a q=(
+		'CUPTI_ACTIVITY_KIND_RUNTIME:start,"end",globalTid,correlationId,eventClass,nameId,returnValue'
+		'CUPTI_ACTIVITY_KIND_KERNEL:start,"end",globalPid,deviceId,contextId,streamId,correlationId,demangledName,shortName,gridX,gridY,gridZ,blockX,blockY,blockZ'
+		'CUPTI_ACTIVITY_KIND_MEMCPY:start,"end",globalPid,deviceId,contextId,streamId,correlationId,bytes,copyKind,srcKind,dstKind,migrationCause,virtualAddress,copyCount'
+		'CUPTI_ACTIVITY_KIND_MEMSET:start,"end",globalPid,deviceId,contextId,streamId,correlationId,bytes,value,memKind'
+		'CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:start,"end",globalPid,deviceId,contextId,streamId,correlationId,deprecatedSyncType,syncType,eventId'
+		'CUDA_UM_GPU_PAGE_FAULT_EVENTS:start,"end",globalPid,deviceId,address,numberOfPageFaults,faultAccessType'
+		'CUDA_UM_CPU_PAGE_FAULT_EVENTS:start,globalPid,address,originalFaultPc,CpuInstruction,module,sourceFile,sourceLine'
+		'NVTX_EVENTS:start,"end",globalTid,eventType,textId,domainId,text'
+		'StringIds:id,value'
+	)
+	local e t cols sel
+	for e in "${q[@]}"; do
+		t=${e%%:*}
+		cols=${e#*:}
+		sqlite3 "$db" "SELECT 1 FROM sqlite_master WHERE name='$t'" | grep -q 1 || continue
+		sel=$(echo "$cols" | tr ',' '\n' | sed 's/.*/max(&)/' | paste -sd, -)
+		echo "SELECT count(*), $sel FROM $t;"
+	done
+}
+
+# measure CMD... prints "wall_s rss_kb" of the best of RUNS runs.
+measure() {
+	local best= r line
+	for ((r = 0; r < RUNS; r++)); do
+		line=$(/usr/bin/time -f "%e %M" "$@" 2>&1 >/dev/null | tail -n 1)
+		if [ -z "$best" ] || awk -v a="${line%% *}" -v b="${best%% *}" 'BEGIN{exit !(a<b)}'; then
+			best=$line
+		fi
+	done
+	echo "$best"
+}
+
+rows_of() { sed -n 's/^  "total_rows": \([0-9]*\).*/\1/p' "$1"; }
+
+echo "# umtrace bench: $(nproc) CPUs, $(awk '/MemTotal/{printf "%.0f GB", $2/1e6}' /proc/meminfo) RAM, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
+echo "# traces: $CACHE (umtrace synth OUT --rows N --seed 1 --episodes 8 --episode-steps N/30000+1 --decoys 2 --decoy-steps 20)"
+echo
+printf '| %-10s | %-8s | %-22s | %-22s | %-9s | %-9s |\n' "rows" "size" "umtrace analyze s / MB" "sqlite3 floor s / MB" "wall ratio" "Mrows/s"
+printf '|%s|%s|%s|%s|%s|%s|\n' ------------ ---------- ------------------------ ------------------------ ----------- -----------
+for n in $SIZES; do
+	tr="$CACHE/synth-$n.sqlite"
+	if [ ! -f "$tr" ]; then
+		echo "# generating $tr" >&2
+		# shellcheck disable=SC2046
+		"$BIN" synth "$tr" --rows "$n" $(synth_flags "$n") >&2
+	fi
+	rows=$(rows_of "${tr%.sqlite}.truth.json")
+	size=$(du -m "$tr" | cut -f1)
+	sqlf=$(mktemp)
+	floor_sql "$tr" >"$sqlf"
+	# Warm the page cache so both sides read from memory.
+	cat "$tr" >/dev/null
+	read -r uw um <<<"$(measure "$BIN" analyze "$tr" --format json -o /dev/null)"
+	read -r fw fm <<<"$(measure sqlite3 "$tr" ".read $sqlf")"
+	rm -f "$sqlf"
+	awk -v n="$rows" -v s="$size" -v uw="$uw" -v um="$um" -v fw="$fw" -v fm="$fm" 'BEGIN{
+		printf "| %10d | %5d MB | %8.2f s / %6.0f MB | %8.2f s / %6.0f MB | %8.2fx | %9.2f |\n",
+			n, s, uw, um/1024, fw, fm/1024, (fw > 0 ? uw/fw : 0), n/uw/1e6 }'
+done
+
+if [ -z "${BENCH_NO_GO:-}" ] && grep -rqs '^func Benchmark' ingest; then
+	echo
+	echo "# ingest benchmarks: go test -run=XXX -bench=. ./ingest/..."
+	go test -run=XXX -bench=. -benchmem ./ingest/... 2>&1 | grep -E '^(Benchmark|ok|FAIL|---)' || true
+fi
