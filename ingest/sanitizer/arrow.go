@@ -82,7 +82,11 @@ func Record(mem memory.Allocator, logs ...*Log) arrow.RecordBatch {
 			b.String(iAcc, f.Access)
 			b.String(iDet, f.Detail)
 			i64(iHaz, f.Hazards, f.HasHazards)
-			b.String(iRace, strings.Join(f.RaceWith, "\n"))
+			race := make([]string, len(f.RaceWith))
+			for j := range f.RaceWith {
+				race[j] = f.RaceWith[j].String()
+			}
+			b.String(iRace, strings.Join(race, "\n"))
 			b.String(iAPI, f.API)
 			b.String(iAPIErr, f.APIError)
 			if f.HasResult {

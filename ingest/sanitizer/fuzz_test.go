@@ -62,7 +62,7 @@ func check(t *testing.T, l *Log, max int) {
 	}
 	for i := range l.Findings {
 		f := &l.Findings[i]
-		if len(f.HostFrames) > maxFrames+1 || len(f.DeviceFrames) > maxFrames+1 || len(f.RaceWith) > maxRaceWith+1 {
+		if len(f.HostFrames) > maxFrames+1 || len(f.DeviceFrames) > maxFrames+1 || len(f.RaceWith) > maxRaceWith {
 			t.Fatalf("record %d: %d/%d/%d frames", i, len(f.HostFrames), len(f.DeviceFrames), len(f.RaceWith))
 		}
 		if f.Kind == "" || f.Tool == "" || f.Severity == "" {

@@ -100,7 +100,7 @@ type Finding struct {
 
 	Hazards    int64 // racecheck: hazards in this record
 	HasHazards bool
-	RaceWith   []string // racecheck: the other accesses
+	RaceWith   []RaceAccess // racecheck: the other accesses
 
 	API       string // CUDA API call
 	APIError  string // cudaErrorLaunchFailure
@@ -133,6 +133,55 @@ func (f *Finding) Location() string {
 // ("foo") and a mangled one ("_Z3fooIiEvPf") all match a finding in foo.
 func (f *Finding) MatchesKernel(name string) bool {
 	return f.KernelBase != "" && f.KernelBase == BaseName(name)
+}
+
+// RaceAccess is the other access of a racecheck record.
+type RaceAccess struct {
+	Access     string // read, write, atomic
+	Kernel     string // as printed
+	File       string
+	Line       int
+	PC         uint64
+	HasPC      bool
+	Thread     Dim3 // legacy racecheck only
+	HasThread  bool
+	Hazards    int64
+	HasHazards bool
+}
+
+// Where is "FILE:LINE" when known, else "KERNELBASE+0xPC", else the kernel.
+func (a *RaceAccess) Where() string {
+	switch {
+	case a.File != "" && a.Line > 0:
+		return fmt.Sprintf("%s:%d", a.File, a.Line)
+	case a.HasPC:
+		return fmt.Sprintf("%s+%#x", BaseName(a.Kernel), a.PC)
+	}
+	return BaseName(a.Kernel)
+}
+
+// String is "write at shared_race+0x1f0 (bugs.cu:10) [4096 hazards]".
+func (a *RaceAccess) String() string {
+	var b strings.Builder
+	b.WriteString(a.Access)
+	if a.HasThread {
+		b.WriteString(" by thread " + a.Thread.String())
+	}
+	b.WriteString(" at " + BaseName(a.Kernel))
+	if a.HasPC {
+		fmt.Fprintf(&b, "+%#x", a.PC)
+	}
+	if a.File != "" {
+		b.WriteString(" (" + a.File)
+		if a.Line > 0 {
+			fmt.Fprintf(&b, ":%d", a.Line)
+		}
+		b.WriteString(")")
+	}
+	if a.HasHazards {
+		fmt.Fprintf(&b, " [%d hazards]", a.Hazards)
+	}
+	return b.String()
 }
 
 // Summary holds the tool's own summary lines. XML output has none.

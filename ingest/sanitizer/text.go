@@ -577,7 +577,11 @@ func (p *textParser) detail(t string) {
 			f.Hazards += p.count(m[3], "hazard count")
 			f.HasHazards = true
 		}
-		p.addPeer(f, strings.ToLower(m[1])+" at "+m[2], m[3])
+		a := RaceAccess{Access: strings.ToLower(m[1])}
+		if m[3] != "" {
+			a.Hazards, a.HasHazards = p.count(m[3], "hazard count"), true
+		}
+		p.addPeer(f, a, m[2])
 		return
 	}
 	if m := reLegacyPeer.FindStringSubmatch(t); m != nil && f.Kind == KindRace {
@@ -587,7 +591,9 @@ func (p *textParser) detail(t string) {
 			f.HasThread = true
 			p.setLoc(f, m[3])
 		} else {
-			p.addPeer(f, strings.ToLower(m[1])+" by thread ("+m[2]+") at "+m[3], "")
+			a := RaceAccess{Access: strings.ToLower(m[1])}
+			a.Thread, a.HasThread = parseDim3(m[2])
+			p.addPeer(f, a, m[3])
 		}
 		return
 	}
@@ -600,15 +606,19 @@ func (p *textParser) detail(t string) {
 	p.l.warn(p.lineNo, "unrecognized detail line %q", clip(t, 120))
 }
 
-func (p *textParser) addPeer(f *Finding, s, hazards string) {
-	if hazards != "" {
-		s += " [" + hazards + " hazards]"
+func (p *textParser) addPeer(f *Finding, a RaceAccess, loc string) {
+	k, file, line, pc, ok := parseLoc(loc)
+	if !ok {
+		p.l.warn(p.lineNo, "unrecognized location %q", clip(loc, 120))
+	}
+	a.Kernel, a.File, a.Line = clip(k, maxMessage), clip(file, maxMessage), line
+	if pc != nil {
+		a.PC, a.HasPC = *pc, true
 	}
 	if len(f.RaceWith) < maxRaceWith {
-		f.RaceWith = append(f.RaceWith, clip(s, maxMessage))
+		f.RaceWith = append(f.RaceWith, a)
 	} else if len(f.RaceWith) == maxRaceWith {
 		p.l.warn(p.lineNo, "more than %d racing accesses; dropping the rest", maxRaceWith)
-		f.RaceWith = append(f.RaceWith, "...")
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"strconv"
 	"strings"
 )
 
@@ -229,9 +228,7 @@ func (l *Log) xmlRecord(line int, rec *xmlRecord) {
 				f.HasHazards = true
 			}
 			if i < maxRaceWith {
-				f.RaceWith = append(f.RaceWith, xmlPeer(&d))
-			} else if i == maxRaceWith {
-				f.RaceWith = append(f.RaceWith, "...")
+				f.RaceWith = append(f.RaceWith, xmlPeer(&d, num, hex))
 			}
 		}
 	case "Initcheck":
@@ -275,18 +272,16 @@ func xmlFrameString(fr xmlFrame) string {
 	return b.String()
 }
 
-func xmlPeer(d *xmlAccess) string {
-	s := strings.ToLower(strings.TrimSpace(d.Direction)) + " at "
+func xmlPeer(d *xmlAccess, num func(string, string) (int64, bool), hex func(string, string) (uint64, bool)) RaceAccess {
+	a := RaceAccess{Access: strings.ToLower(strings.TrimSpace(d.Direction))}
 	if w := d.Where; w != nil {
-		s += strings.TrimSpace(w.Func) + "+" + strings.TrimSpace(w.PC)
-		if w.Path != "" {
-			s += " in " + strings.TrimSpace(w.Path) + ":" + strings.TrimSpace(w.Line)
+		a.Kernel = clip(strings.TrimSpace(w.Func), maxMessage)
+		a.File = clip(strings.TrimSpace(w.Path), maxMessage)
+		if n, ok := num(w.Line, "line"); ok && n > 0 && n < 1<<31 {
+			a.Line = int(n)
 		}
+		a.PC, a.HasPC = hex(w.PC, "pc")
 	}
-	if c := strings.TrimSpace(d.Count); c != "" {
-		if _, err := strconv.ParseInt(c, 10, 64); err == nil {
-			s += " [" + c + " hazards]"
-		}
-	}
-	return clip(s, maxMessage)
+	a.Hazards, a.HasHazards = num(d.Count, "hazard count")
+	return a
 }
