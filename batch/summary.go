@@ -1,0 +1,291 @@
+package batch
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/umtrace/umtrace/analyze"
+)
+
+// VerdictError is the verdict of a row whose trace could not be analyzed.
+const VerdictError = "error"
+
+// Row is one trace's line in a summary. Times are ns, sizes bytes.
+type Row struct {
+	Trace           string  `json:"trace"` // trace id
+	File            string  `json:"file"`  // base name of the file
+	SHA256          string  `json:"sha256"`
+	Verdict         string  `json:"verdict"`
+	Reason          string  `json:"reason"` // verdict reason, or the error for VerdictError
+	DurationNs      int64   `json:"duration_ns"`
+	StormTimeNs     int64   `json:"storm_time_ns"`
+	StormShare      float64 `json:"storm_share"`
+	Episodes        int64   `json:"episodes"`
+	WorstEpisodeNs  int64   `json:"worst_episode_ns"`       // longest storm episode, 0 without
+	WorstEpisodeAt  int64   `json:"worst_episode_start_ns"` // its start (trace clock)
+	BlockedShare    float64 `json:"blocked_share"`
+	SyncP99Ns       float64 `json:"sync_p99_ns"`
+	FaultsPerSec    float64 `json:"faults_per_sec"`
+	GPUFaults       int64   `json:"gpu_faults"`
+	CPUFaults       int64   `json:"cpu_faults"`
+	MigratedBytes   int64   `json:"migrated_bytes"`
+	DemandMigBytes  int64   `json:"demand_migrated_bytes"`
+	StepP50Ns       float64 `json:"step_p50_ns"`
+	UmtraceVersion  string  `json:"umtrace_version"`
+	ResultSchemaVer int64   `json:"result_schema_version"`
+}
+
+// RowFromResult builds a summary row from an analysis.
+func RowFromResult(id, file, sha, version string, res *analyze.Result) Row {
+	r := Row{
+		Trace: id, File: file, SHA256: sha, Verdict: res.Verdict, Reason: res.Reason,
+		DurationNs:      res.Trace.DurationNs,
+		StormTimeNs:     res.Headline.StormTimeNs,
+		StormShare:      res.Headline.StormShare,
+		Episodes:        int64(len(res.Episodes)),
+		BlockedShare:    res.Headline.BlockedShare,
+		SyncP99Ns:       res.Headline.SyncP99Ns,
+		FaultsPerSec:    res.Headline.FaultsPerSec,
+		GPUFaults:       res.Headline.GPUFaults,
+		CPUFaults:       res.Headline.CPUFaults,
+		MigratedBytes:   res.Headline.MigratedBytes,
+		DemandMigBytes:  res.Headline.DemandMigBytes,
+		StepP50Ns:       res.Headline.StepP50Ns,
+		UmtraceVersion:  version,
+		ResultSchemaVer: analyze.SchemaVersion,
+	}
+	for _, e := range res.Episodes {
+		if e.DurationNs > r.WorstEpisodeNs {
+			r.WorstEpisodeNs, r.WorstEpisodeAt = e.DurationNs, e.StartNs
+		}
+	}
+	return r
+}
+
+// severity ranks verdicts: lower sorts first.
+func severity(v string) int {
+	switch v {
+	case analyze.VerdictStorm:
+		return 0
+	case analyze.VerdictInsufficient:
+		return 1
+	case analyze.VerdictNoStorm:
+		return 2
+	case VerdictError:
+		return 4
+	}
+	return 3
+}
+
+// SortRows orders rows by severity: storms first (longest storm time
+// first), then insufficient_data, then no_storm, then errors; ties by
+// trace id.
+func SortRows(rows []Row) {
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		if sa, sb := severity(a.Verdict), severity(b.Verdict); sa != sb {
+			return sa < sb
+		}
+		if a.StormTimeNs != b.StormTimeNs {
+			return a.StormTimeNs > b.StormTimeNs
+		}
+		return a.Trace < b.Trace
+	})
+}
+
+// GB formats bytes as decimal gigabytes with three decimals.
+func GB(b int64) string { return strconv.FormatFloat(float64(b)/1e9, 'f', 3, 64) }
+
+// WriteMarkdown writes the summary table, then the failed inputs with
+// their reasons. rows must be sorted (SortRows).
+func WriteMarkdown(w io.Writer, title string, rows []Row) error {
+	var b strings.Builder
+	var ok, fails []Row
+	counts := map[string]int{}
+	for _, r := range rows {
+		counts[r.Verdict]++
+		if r.Verdict == VerdictError {
+			fails = append(fails, r)
+		} else {
+			ok = append(ok, r)
+		}
+	}
+	fmt.Fprintf(&b, "# %s\n\n", title)
+	fmt.Fprintf(&b, "%d traces: %d storm, %d insufficient_data, %d no_storm, %d failed.\n\n",
+		len(rows), counts[analyze.VerdictStorm], counts[analyze.VerdictInsufficient], counts[analyze.VerdictNoStorm], counts[VerdictError])
+	if len(ok) > 0 {
+		b.WriteString("| trace | verdict | storm time | worst episode | sync P99 | faults/s | migrated GB |\n")
+		b.WriteString("|---|---|---:|---:|---:|---:|---:|\n")
+		for _, r := range ok {
+			worst := "—"
+			if r.WorstEpisodeNs > 0 {
+				worst = fmt.Sprintf("%s at %s", analyze.FormatNs(float64(r.WorstEpisodeNs)), analyze.FormatNs(float64(r.WorstEpisodeAt)))
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s (%.1f%%) | %s | %s | %.1f | %s |\n",
+				mdEscape(r.Trace), r.Verdict, analyze.FormatNs(float64(r.StormTimeNs)), 100*r.StormShare,
+				worst, analyze.FormatNs(r.SyncP99Ns), r.FaultsPerSec, GB(r.MigratedBytes))
+		}
+		b.WriteString("\n")
+	}
+	if len(fails) > 0 {
+		b.WriteString("## Failed inputs\n\n| trace | reason |\n|---|---|\n")
+		for _, r := range fails {
+			fmt.Fprintf(&b, "| %s | %s |\n", mdEscape(r.Trace), mdEscape(r.Reason))
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
+
+// CSVHeader is the header of the CSV summary.
+var CSVHeader = []string{"trace", "verdict", "storm_time_ns", "storm_share", "worst_episode_ns", "worst_episode_start_ns",
+	"sync_p99_ns", "faults_per_sec", "migrated_gb", "migrated_bytes", "file", "sha256", "reason"}
+
+// WriteCSV writes the summary as CSV (one row per trace, failures
+// included with verdict "error" and the reason).
+func WriteCSV(w io.Writer, rows []Row) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	f := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+	for _, r := range rows {
+		rec := []string{r.Trace, r.Verdict, strconv.FormatInt(r.StormTimeNs, 10), f(r.StormShare, 4),
+			strconv.FormatInt(r.WorstEpisodeNs, 10), strconv.FormatInt(r.WorstEpisodeAt, 10),
+			f(r.SyncP99Ns, 1), f(r.FaultsPerSec, 3), GB(r.MigratedBytes), strconv.FormatInt(r.MigratedBytes, 10),
+			r.File, r.SHA256, r.Reason}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// SummarySchema is the Arrow schema of the Parquet summary (and of the
+// export's summary table). The trace id is a column here; in an export
+// it is the Hive partition key instead (see SummarySchemaNoID).
+var SummarySchema = summarySchema(true)
+
+// SummarySchemaNoID is SummarySchema without the trace column.
+var SummarySchemaNoID = summarySchema(false)
+
+// SummaryColumnDocs documents each summary column, in schema order.
+var SummaryColumnDocs = [][2]string{
+	{"trace", "trace id (file base name, sanitized; plus a hash prefix when names clash)"},
+	{"file", "file base name"},
+	{"sha256", "SHA-256 of the file's content"},
+	{"verdict", "storm, insufficient_data, no_storm, or error"},
+	{"reason", "why the verdict, or the error"},
+	{"duration_ns", "trace duration"},
+	{"storm_time_ns", "time covered by storm episodes"},
+	{"storm_share", "storm time / trace duration"},
+	{"episodes", "storm episodes"},
+	{"worst_episode_ns", "duration of the longest storm episode (0 without)"},
+	{"worst_episode_start_ns", "its start, trace clock"},
+	{"blocked_share", "host-blocking time / trace duration"},
+	{"sync_p99_ns", "P99 of host-blocking call durations"},
+	{"faults_per_sec", "UM page faults (GPU + CPU) per second"},
+	{"gpu_faults", "GPU page faults"},
+	{"cpu_faults", "CPU page faults"},
+	{"migrated_bytes", "UM bytes migrated"},
+	{"demand_migrated_bytes", "UM bytes migrated by faults (page fault, speculative prefetch, eviction)"},
+	{"step_p50_ns", "median step time (0 without NVTX steps)"},
+	{"umtrace_version", "umtrace version that analyzed the trace"},
+	{"result_schema_version", "analyze JSON schema version"},
+}
+
+func summarySchema(withID bool) *arrow.Schema {
+	var fields []arrow.Field
+	for _, d := range SummaryColumnDocs {
+		var t arrow.DataType
+		switch d[0] {
+		case "trace", "file", "sha256", "verdict", "reason", "umtrace_version":
+			t = arrow.BinaryTypes.String
+		case "storm_share", "blocked_share", "sync_p99_ns", "faults_per_sec", "step_p50_ns":
+			t = arrow.PrimitiveTypes.Float64
+		default:
+			t = arrow.PrimitiveTypes.Int64
+		}
+		if d[0] == "trace" && !withID {
+			continue
+		}
+		fields = append(fields, arrow.Field{Name: d[0], Type: t})
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+// Record returns rows as an Arrow record of schema (SummarySchema or
+// SummarySchemaNoID). The caller releases it.
+func Record(mem memory.Allocator, schema *arrow.Schema, rows []Row) arrow.RecordBatch {
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	for _, r := range rows {
+		vals := map[string]any{
+			"trace": r.Trace, "file": r.File, "sha256": r.SHA256, "verdict": r.Verdict, "reason": r.Reason,
+			"duration_ns": r.DurationNs, "storm_time_ns": r.StormTimeNs, "storm_share": r.StormShare,
+			"episodes": r.Episodes, "worst_episode_ns": r.WorstEpisodeNs, "worst_episode_start_ns": r.WorstEpisodeAt,
+			"blocked_share": r.BlockedShare, "sync_p99_ns": r.SyncP99Ns, "faults_per_sec": r.FaultsPerSec,
+			"gpu_faults": r.GPUFaults, "cpu_faults": r.CPUFaults, "migrated_bytes": r.MigratedBytes,
+			"demand_migrated_bytes": r.DemandMigBytes, "step_p50_ns": r.StepP50Ns,
+			"umtrace_version": r.UmtraceVersion, "result_schema_version": r.ResultSchemaVer,
+		}
+		for i, f := range schema.Fields() {
+			switch fb := b.Field(i).(type) {
+			case *array.StringBuilder:
+				fb.Append(vals[f.Name].(string))
+			case *array.Float64Builder:
+				fb.Append(vals[f.Name].(float64))
+			case *array.Int64Builder:
+				fb.Append(vals[f.Name].(int64))
+			}
+		}
+	}
+	return b.NewRecordBatch()
+}
+
+// ParquetProps are the writer properties of every Parquet file umtrace
+// writes: Snappy compression, a fixed created-by so files are
+// byte-identical across builds.
+func ParquetProps() *parquet.WriterProperties {
+	return parquet.NewWriterProperties(
+		parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithCreatedBy("umtrace"),
+	)
+}
+
+// WriteParquet writes rec as one Parquet file.
+func WriteParquet(w io.Writer, rec arrow.RecordBatch) error {
+	fw, err := pqarrow.NewFileWriter(rec.Schema(), w, ParquetProps(), pqarrow.DefaultWriterProps())
+	if err != nil {
+		return err
+	}
+	if err := fw.Write(rec); err != nil {
+		fw.Close()
+		return err
+	}
+	return fw.Close()
+}
+
+// WriteSummaryParquet writes rows (with the trace column) as Parquet.
+func WriteSummaryParquet(w io.Writer, rows []Row) error {
+	rec := Record(memory.DefaultAllocator, SummarySchema, rows)
+	defer rec.Release()
+	return WriteParquet(w, rec)
+}

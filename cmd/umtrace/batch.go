@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/umtrace/umtrace/analyze"
+	"github.com/umtrace/umtrace/batch"
+	"github.com/umtrace/umtrace/report"
+)
+
+func init() {
+	register(command{
+		name:    "batch",
+		summary: "analyze many traces concurrently; per-trace reports and a summary sorted by severity",
+		usage:   batchUsage,
+		run:     cmdBatch,
+	})
+}
+
+const batchUsage = "DIR|GLOB|TRACE... [--out DIR] [--jobs N] [--shard I/N] [--force] [flags]"
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// reportsFor returns batch's per-trace reports: markdown and JSON.
+func reportsFor() []batch.Report {
+	mk := func(ext, format string) batch.Report {
+		return batch.Report{Ext: ext, Write: func(w io.Writer, res *analyze.Result) error { return report.Generate(w, res, format) }}
+	}
+	return []batch.Report{mk(".md", "md"), mk(".json", "json")}
+}
+
+// parseShardFlag parses --shard ("" selects everything).
+func parseShardFlag(s string) (batch.Shard, error) {
+	if s == "" {
+		return batch.Shard{}, nil
+	}
+	sh, err := batch.ParseShard(s)
+	if err != nil {
+		return sh, usageErr("--shard: %v", err)
+	}
+	return sh, nil
+}
+
+// summaryBase names the summary files: "summary", or
+// "summary-shard-I-of-N" for one shard, so shards sharing an output
+// directory do not overwrite each other's summaries.
+func summaryBase(sh batch.Shard) string {
+	if sh.All() {
+		return "summary"
+	}
+	return fmt.Sprintf("summary-shard-%d-of-%d", sh.Index, sh.Count)
+}
+
+func cmdBatch(stdout, stderr io.Writer, args []string) error {
+	fs := newFlags("batch", stderr, batchUsage)
+	out := fs.StringP("out", "o", "umtrace-batch", "output directory: traces/<id>.{md,json} per trace, summary.{md,csv,parquet}")
+	jobs := fs.IntP("jobs", "j", batch.DefaultJobs(), "traces analyzed at once (memory grows with it)")
+	shardFlag := fs.String("shard", "", "analyze only part I of N of the sorted inputs (index % N == I-1), e.g. for a Slurm array")
+	force := fs.Bool("force", false, "re-analyze traces even when a previous run's results match their content hash and umtrace version")
+	quiet := fs.BoolP("quiet", "q", false, "no progress on stderr")
+	opts := analyze.DefaultOptions()
+	fs.StringVar(&opts.StepRange, "step-range", "", "NVTX range name that marks one training step (default: detect)")
+	setTh := thresholdFlags(fs, &opts.Thresholds)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	setTh()
+	if fs.NArg() == 0 {
+		return usageErr("want at least one directory, glob or trace (usage: umtrace batch %s)", batchUsage)
+	}
+	if *jobs < 1 {
+		return usageErr("--jobs must be at least 1, got %d", *jobs)
+	}
+	sh, err := parseShardFlag(*shardFlag)
+	if err != nil {
+		return err
+	}
+	all, missing := batch.Expand(fs.Args())
+	ids := batch.TraceIDs(all, nil)
+	paths := sh.Select(all)
+	if !sh.All() {
+		// Arguments that matched nothing are reported by shard 1 only.
+		if sh.Index != 1 {
+			missing = nil
+		}
+	}
+
+	progress := func(p batch.Progress) {}
+	if !*quiet {
+		tty := isTerminal(stderr)
+		progress = func(p batch.Progress) {
+			if tty {
+				const width = 30
+				n := width * p.Done / max(p.Total, 1)
+				fmt.Fprintf(stderr, "\r\033[K[%s%s] %d/%d %s (%s)", strings.Repeat("#", n), strings.Repeat(".", width-n), p.Done, p.Total, p.Trace, p.Status)
+				if p.Done == p.Total {
+					fmt.Fprintln(stderr)
+				}
+				return
+			}
+			line := fmt.Sprintf("batch: [%d/%d] %s: %s", p.Done, p.Total, p.Trace, p.Status)
+			if p.Status == "failed" {
+				line += ": " + p.Row.Reason
+			} else {
+				line += ", verdict " + p.Row.Verdict
+			}
+			fmt.Fprintln(stderr, line)
+		}
+	}
+	sum, err := batch.Run(paths, ids, batch.Options{
+		Out: *out, Jobs: *jobs, Force: *force, Version: Version, Analyze: opts,
+		Reports: reportsFor(), Progress: progress,
+	})
+	if err != nil {
+		return internal(err)
+	}
+	rows := sum.Rows
+	for _, m := range missing {
+		rows = append(rows, batch.Row{Trace: m.Trace, File: filepath.Base(m.Path), Verdict: batch.VerdictError, Reason: m.Reason, UmtraceVersion: Version})
+	}
+	batch.SortRows(rows)
+
+	base := filepath.Join(*out, summaryBase(sh))
+	title := "umtrace batch summary"
+	if !sh.All() {
+		title += " (shard " + sh.String() + ")"
+	}
+	var md, csvBuf, pq bytes.Buffer
+	if err := batch.WriteMarkdown(&md, title, rows); err != nil {
+		return internal(err)
+	}
+	if err := batch.WriteCSV(&csvBuf, rows); err != nil {
+		return internal(err)
+	}
+	if err := batch.WriteSummaryParquet(&pq, rows); err != nil {
+		return internal(fmt.Errorf("encode summary parquet: %w", err))
+	}
+	for ext, b := range map[string][]byte{".md": md.Bytes(), ".csv": csvBuf.Bytes(), ".parquet": pq.Bytes()} {
+		if err := batch.WriteFileAtomic(base+ext, b); err != nil {
+			return internal(err)
+		}
+	}
+	nFailed := sum.Failed + len(missing)
+	if !*quiet {
+		fmt.Fprintf(stderr, "batch: %d analyzed, %d cached, %d failed; summary in %s.{md,csv,parquet}\n", sum.Analyzed, sum.Cached, nFailed, base)
+	}
+	if _, err := stdout.Write(md.Bytes()); err != nil {
+		return internal(err)
+	}
+	if nFailed > 0 {
+		return badInput(fmt.Errorf("%d of %d inputs failed (listed in %s.md)", nFailed, len(paths)+len(missing), base))
+	}
+	return nil
+}
