@@ -415,9 +415,21 @@ func renderSanJSON(w io.Writer, sums []sanLogSummary) error {
 	if sums == nil {
 		sums = []sanLogSummary{}
 	}
-	b, err := json.MarshalIndent(struct {
+	raw, err := json.Marshal(struct {
 		Logs []sanLogSummary `json:"logs"`
-	}{sums}, "", "  ")
+	}{sums})
+	if err != nil {
+		return err
+	}
+	// Re-encode through maps so keys are sorted at every level, like the
+	// analyze report; UseNumber keeps integers exact.
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}

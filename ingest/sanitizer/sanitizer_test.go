@@ -477,3 +477,51 @@ func TestBaseName(t *testing.T) {
 		t.Error("MatchesKernel")
 	}
 }
+
+// Record types without a shared real log, written as the tools document
+// them.
+func TestSyntheticRecords(t *testing.T) {
+	in := "========= COMPUTE-SANITIZER\n" +
+		"========= Host API uninitialized memory access\n" +
+		"=========     Uninitialized access at 0x7f0000000000 on access by cudaMemcpy source.\n" +
+		"=========     Saved host backtrace up to driver entry point at error\n" +
+		"=========         Host Frame: main [0x1234] in app\n" +
+		"========= \n" +
+		"========= Unused memory in allocation 0x7f0000000200 of size 100 bytes\n" +
+		"=========     Not written 100 bytes between offsets 0x0 (0x7f0000000200) and 0x63 (0x7f0000000263) (inclusive)\n" +
+		"=========     100% of allocation were unused.\n" +
+		"========= \n" +
+		"========= Warp Illegal Address\n" +
+		"=========     at void k<float>(float *)+0x40 in k.cu:7\n" +
+		"=========     by thread (0,0,0) in block (0,0,0)\n" +
+		"========= \n" +
+		"========= Malloc/Free error encountered : Double free\n" +
+		"=========     at 0x100 in free_twice\n" +
+		"=========     by thread (0,0,0) in block (0,0,0)\n" +
+		"=========     Address 0x10 \n" +
+		"========= \n" +
+		"========= Target application returned an error\n" +
+		"========= ERROR SUMMARY: 4 errors\n"
+	l, err := ParseText(strings.NewReader(in), "syn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, l)
+	wantCounts(t, l, map[string]int{KindUninitialized: 1, KindUnusedMemory: 1, KindHardwareException: 1, KindMallocFree: 1, KindToolMessage: 1})
+	f := l.Findings
+	if f[0].API != "cudaMemcpy" || f[0].Address != 0x7f0000000000 || f[0].Tool != ToolInitcheck || len(f[0].HostFrames) != 1 {
+		t.Errorf("host API initcheck = %+v", f[0])
+	}
+	if f[1].AllocAddress != 0x7f0000000200 || f[1].AllocSize != 100 || !strings.HasSuffix(f[1].Detail, "100% of allocation were unused.") {
+		t.Errorf("unused = %+v", f[1])
+	}
+	if f[2].KernelBase != "k" || f[2].Line != 7 || f[2].PC != 0x40 {
+		t.Errorf("hardware = %+v", f[2])
+	}
+	if f[3].Detail != "Double free" || f[3].KernelBase != "free_twice" || f[3].Address != 0x10 {
+		t.Errorf("malloc/free = %+v", f[3])
+	}
+	if f[4].Severity != SevInfo || l.Errors() != 4 {
+		t.Errorf("tool message = %+v, errors %d", f[4], l.Errors())
+	}
+}
