@@ -93,17 +93,19 @@ func (a *analysis) sortInputs() {
 	slices.SortFunc(c.cfaults, func(x, y cfault) int {
 		return cmp.Or(cmp.Compare(x.t, y.t), cmp.Compare(x.addr, y.addr))
 	})
-	a.work = map[streamKey][]gpuWork{}
-	for _, m := range []map[streamKey][]gpuWork{c.kernels, c.copies, c.memsets} {
+	// All GPU work per stream, sorted by end. Kernels (the bulk) are
+	// extended in place rather than copied.
+	a.work = c.kernels
+	for _, m := range []map[streamKey][]gpuWork{c.copies, c.memsets} {
 		for k, ws := range m {
 			a.work[k] = append(a.work[k], ws...)
 		}
 	}
+	c.kernels, c.copies, c.memsets = nil, nil, nil
 	for _, ws := range a.work {
-		slices.SortFunc(ws, func(x, y gpuWork) int { return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(x.start, y.start)) })
-	}
-	for _, ws := range c.kernels {
-		slices.SortFunc(ws, func(x, y gpuWork) int { return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.end, y.end)) })
+		slices.SortFunc(ws, func(x, y gpuWork) int {
+			return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(x.start, y.start), cmp.Compare(x.name, y.name))
+		})
 	}
 }
 
@@ -280,6 +282,8 @@ func (a *analysis) markStalls() {
 // workName names GPU work for reports.
 func (a *analysis) workName(w gpuWork) string {
 	switch {
+	case w.name == noWork:
+		return "[no GPU work pending]"
 	case w.name >= 0:
 		return a.c.kernelNames.names[w.name]
 	case w.name == memsetCode:
@@ -324,23 +328,19 @@ func (a *analysis) attributeWaits() {
 		}
 		if known {
 			keys = []streamKey{{cl.pid, stream}}
-			cl.target = fmt.Sprintf("stream %d", stream)
+			cl.stream = stream
 		} else {
 			keys = byPid[cl.pid]
-			cl.target = "device-wide"
+			cl.stream = -1
 		}
-		var best gpuWork
+		best := gpuWork{name: noWork}
 		found := false
 		for _, k := range keys {
 			if w, ok := last(k, cl.start, cl.end); ok && (!found || w.end > best.end) {
 				best, found = w, true
 			}
 		}
-		if found {
-			cl.waited = a.workName(best)
-		} else {
-			cl.waited = "[no GPU work pending]"
-		}
+		cl.waited = best
 	}
 }
 
@@ -511,7 +511,7 @@ func (a *analysis) evidence(e *Episode) {
 func (a *analysis) kernelSlowdown(lo, hi int64) []KernelSlow {
 	in := map[int32][]int64{}
 	out := map[int32][]int64{}
-	for _, ws := range a.c.kernels {
+	for _, ws := range a.work {
 		for _, w := range ws {
 			if w.name < 0 {
 				continue

@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -23,6 +24,7 @@ func (in *interner) id(s string) int32 {
 	if id, ok := in.ids[s]; ok {
 		return id
 	}
+	s = strings.Clone(s) // s may point into an Arrow buffer released with its batch
 	id := int32(len(in.names))
 	in.ids[s] = id
 	in.names = append(in.names, s)
@@ -59,9 +61,12 @@ type call struct {
 	// Filled by the analysis.
 	overlap float64
 	stall   bool
-	target  string // stream label
-	waited  string // GPU work waited for
+	stream  int64   // stream synced, or -1 for device-wide
+	waited  gpuWork // GPU work waited for; name noWork when none
 }
+
+// noWork marks a call that waited for no GPU work.
+const noWork = -2000
 
 func (c *call) dur() int64 { return c.end - c.start }
 
@@ -378,7 +383,7 @@ func (c *collector) addNVTX(r arrow.RecordBatch) {
 		if en.IsNull(i) || !rangeTypes[et.Value(i)] {
 			continue
 		}
-		c.ranges = append(c.ranges, nvtxRange{start: st.Value(i), end: en.Value(i), pid: pid.Value(i), tid: tid.Value(i), name: names.Value(i)})
+		c.ranges = append(c.ranges, nvtxRange{start: st.Value(i), end: en.Value(i), pid: pid.Value(i), tid: tid.Value(i), name: strings.Clone(names.Value(i))})
 	}
 }
 
@@ -398,13 +403,13 @@ func (c *collector) addThread(r arrow.RecordBatch) {
 	pid, tid := tracemodel.I64(r, t, tracemodel.ColPid), tracemodel.I64(r, t, tracemodel.ColTid)
 	names := tracemodel.Str(r, t, tracemodel.ColName)
 	for i := 0; i < int(r.NumRows()); i++ {
-		c.threadNames[streamKey{pid.Value(i), tid.Value(i)}] = names.Value(i)
+		c.threadNames[streamKey{pid.Value(i), tid.Value(i)}] = strings.Clone(names.Value(i))
 	}
 }
 
 func (c *collector) addGPU(r arrow.RecordBatch) {
 	names := tracemodel.Str(r, tracemodel.GPU, tracemodel.ColName)
 	for i := 0; i < names.Len(); i++ {
-		c.gpus = append(c.gpus, names.Value(i))
+		c.gpus = append(c.gpus, strings.Clone(names.Value(i)))
 	}
 }

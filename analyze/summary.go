@@ -35,20 +35,26 @@ func (a *analysis) stats() {
 	for i := range c.calls {
 		cl := &c.calls[i]
 		d := cl.dur()
-		byKernel[cl.waited] = append(byKernel[cl.waited], d)
+		wk := a.workName(cl.waited)
+		byKernel[wk] = append(byKernel[wk], d)
 		tn := c.threadNames[streamKey{cl.pid, cl.tid}]
 		if tn == "" {
 			tn = "?"
 		}
-		byThread[fmt.Sprintf("pid %d tid %d (%s)", cl.pid, cl.tid, tn)] = append(byThread[fmt.Sprintf("pid %d tid %d (%s)", cl.pid, cl.tid, tn)], d)
-		byStream[fmt.Sprintf("pid %d %s", cl.pid, cl.target)] = append(byStream[fmt.Sprintf("pid %d %s", cl.pid, cl.target)], d)
+		tk := fmt.Sprintf("pid %d tid %d (%s)", cl.pid, cl.tid, tn)
+		byThread[tk] = append(byThread[tk], d)
+		sk := fmt.Sprintf("pid %d device-wide", cl.pid)
+		if cl.stream >= 0 {
+			sk = fmt.Sprintf("pid %d stream %d", cl.pid, cl.stream)
+		}
+		byStream[sk] = append(byStream[sk], d)
 	}
 	r.SyncByKernel = groups(byKernel, a.opts.TopN)
 	r.SyncByThread = groups(byThread, a.opts.TopN)
 	r.SyncByStream = groups(byStream, a.opts.TopN)
 
 	kd := map[string][]int64{}
-	for _, ws := range c.kernels {
+	for _, ws := range a.work {
 		for _, w := range ws {
 			if w.name >= 0 {
 				n := c.kernelNames.names[w.name]

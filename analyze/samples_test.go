@@ -1,0 +1,42 @@
+package analyze
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/umtrace/umtrace/ingest/nsys"
+)
+
+func TestSyncSamplesMatchResult(t *testing.T) {
+	path := filepath.Join("..", "..", "shared", "traces", "torch_mlp_managed.sqlite")
+	r, err := nsys.Open(path, nsys.Options{})
+	if err != nil {
+		t.Skipf("shared trace unavailable: %v", err)
+	}
+	defer r.Close()
+	res, err := Analyze(r, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := SyncSamples(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.SyncAPIs) == 0 {
+		t.Fatal("no sync APIs")
+	}
+	for _, a := range res.SyncAPIs {
+		got := s[a.Name]
+		if len(got) != a.Count {
+			t.Errorf("%s: %d samples, result counts %d", a.Name, len(got), a.Count)
+			continue
+		}
+		var total int64
+		for _, d := range got {
+			total += d
+		}
+		if total != a.Total || got[0] != a.Min || got[len(got)-1] != a.Max {
+			t.Errorf("%s: total/min/max %d/%d/%d, result %d/%d/%d", a.Name, total, got[0], got[len(got)-1], a.Total, a.Min, a.Max)
+		}
+	}
+}
