@@ -1,0 +1,218 @@
+package redact
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"database/sql"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const sharedTrace = "../../shared/traces/um_pingpong_default.sqlite"
+
+// secrets planted into the fixture; none may survive redaction.
+var secrets = []string{
+	"xyzAWSSECRET123", "ghp_plantedtoken456", "alice-laptop.corp.example", "alicesmith", "/home/alicesmith",
+	"10.1.2.3 55555",
+}
+
+func fixture(t *testing.T) string {
+	t.Helper()
+	src := sharedTrace
+	if _, err := os.Stat(src); err != nil {
+		t.Skipf("shared trace %s not available: %v", src, err)
+	}
+	dst := filepath.Join(t.TempDir(), "in.sqlite")
+	copyFile(t, src, dst)
+	db, err := sql.Open("sqlite3", dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	stmts := []string{
+		`INSERT INTO META_DATA_CAPTURE(name, value) VALUES ('PROCESS_0:ENVIRONMENT_VARIABLE_AWS_SECRET', 'xyzAWSSECRET123')`,
+		`INSERT INTO META_DATA_CAPTURE(name, value) VALUES ('PROCESS_0:ENVIRONMENT_VARIABLE', 'GITHUB_TOKEN="ghp_plantedtoken456"')`,
+		`INSERT INTO META_DATA_CAPTURE(name, value) VALUES ('PROCESS_0:ENVIRONMENT_VARIABLE', 'SSH_CONNECTION="10.1.2.3 55555 10.0.0.1 22"')`,
+		`UPDATE META_DATA_CAPTURE SET value = '/home/alicesmith/proj' WHERE name = 'PROCESS_0:WORKING_DIR'`,
+		`UPDATE META_DATA_CAPTURE SET value = '/home/alicesmith/proj/um_cupti' WHERE name = 'PROCESS_0:COMMAND'`,
+		`UPDATE META_DATA_CAPTURE SET value = 'alice-laptop.corp.example' WHERE name = 'DEVICE_DISPLAY_NAME'`,
+		`UPDATE META_DATA_EXPORT SET value = 'alicesmith' WHERE name = 'EXPORT_USER'`,
+		`UPDATE META_DATA_EXPORT SET value = 'alice-laptop.corp.example' WHERE name = 'EXPORT_HOST'`,
+		`UPDATE META_DATA_EXPORT SET value = '/home/alicesmith/proj/um_mode0.sqlite' WHERE name LIKE 'EXPORT_PARAM_OUTPUT_PATH%'`,
+		`UPDATE TARGET_INFO_SYSTEM_ENV SET value = 'alice-laptop.corp.example' WHERE name = 'Hostname'`,
+		`UPDATE TARGET_INFO_SYSTEM_ENV SET value = 'AWS_KEY=xyzAWSSECRET123;HOME=/home/alicesmith' WHERE name = 'DeviceEnvironment'`,
+		`INSERT INTO StringIds(id, value) VALUES ((SELECT max(id) + 1 FROM StringIds), '/home/alicesmith/proj/libfoo.so')`,
+		`INSERT INTO StringIds(id, value) VALUES ((SELECT max(id) + 1 FROM StringIds), 'connect to alice-laptop.corp.example')`,
+	}
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	return dst
+}
+
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func fileHash(t *testing.T, p string) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+// tableDigest hashes every row of every event table (all tables except
+// the metadata and string tables) in rowid order.
+func tableDigest(t *testing.T, path string) map[string]string {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tables, err := listTables(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, tb := range tables {
+		if isMetaTable(tb) {
+			continue
+		}
+		rows, err := db.Query(fmt.Sprintf("SELECT * FROM %q", tb))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		h := sha256.New()
+		n := 0
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(h, "%v\n", vals)
+			n++
+		}
+		rows.Close()
+		out[tb] = fmt.Sprintf("%d:%x", n, h.Sum(nil))
+	}
+	return out
+}
+
+func TestRedactRemovesSecretsAndKeepsEvents(t *testing.T) {
+	in := fixture(t)
+	before := fileHash(t, in)
+	raw, _ := os.ReadFile(in)
+	for _, s := range secrets {
+		if !bytes.Contains(raw, []byte(s)) {
+			t.Fatalf("fixture lacks %q", s)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "out.sqlite")
+	st, err := File(in, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fileHash(t, in) != before {
+		t.Fatal("redact modified its input")
+	}
+	if st.EnvRowsDeleted < 4 {
+		t.Errorf("deleted %d environment rows, want at least 4 (3 planted + DeviceEnvironment)", st.EnvRowsDeleted)
+	}
+	red, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrets {
+		if bytes.Contains(red, []byte(s)) {
+			t.Errorf("redacted file still contains %q", s)
+		}
+	}
+	if !bytes.Contains(red, []byte("~/proj/libfoo.so")) {
+		t.Error("home path in StringIds not masked to ~/...")
+	}
+	if !bytes.Contains(red, []byte(HostMask)) || !bytes.Contains(red, []byte(UserMask)) {
+		t.Error("masks missing from the redacted file")
+	}
+	b, a := tableDigest(t, in), tableDigest(t, out)
+	if len(b) == 0 {
+		t.Fatal("no event tables found")
+	}
+	for tb, d := range b {
+		if a[tb] != d {
+			t.Errorf("event table %s changed: %s -> %s", tb, d, a[tb])
+		}
+	}
+}
+
+func TestRedactRefusesInPlace(t *testing.T) {
+	in := fixture(t)
+	if _, err := File(in, in); err == nil || !strings.Contains(err.Error(), "never modifies") {
+		t.Fatalf("File(in, in) = %v, want refusal", err)
+	}
+}
+
+func TestRedactNotSQLite(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "x.sqlite")
+	if err := os.WriteFile(p, []byte("hello, not a database at all"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := File(p, p+".out"); err == nil {
+		t.Fatal("want error for a non-SQLite input")
+	}
+	if _, err := os.Stat(p + ".out"); err == nil {
+		t.Fatal("output written for a bad input")
+	}
+}
+
+func TestMask(t *testing.T) {
+	m := newMasker([]string{"gpu-node7.example.org", "gpu-node7"}, []string{"bob99"})
+	cases := []struct {
+		in     string
+		strict bool
+		want   string
+	}{
+		{"/home/bob99/src/app", false, "~/src/app"},
+		{"/Users/bob99/x", false, "~/x"},
+		{`C:\Users\bob99\AppData`, false, `~\AppData`},
+		{"/root/WorkSpace/a.out", false, "~/WorkSpace/a.out"},
+		{"/rootfs/x", false, "/rootfs/x"},
+		{"ssh bob99@gpu-node7.example.org", false, "ssh " + UserMask + "@" + HostMask},
+		{"gpu-node7", false, HostMask},
+		{"bob99_kernel", true, "bob99_kernel"},
+		{"gpu-node7 kernel", true, HostMask + " kernel"},
+	}
+	for _, c := range cases {
+		if got := m.mask(c.in, c.strict); got != c.want {
+			t.Errorf("mask(%q, %v) = %q, want %q", c.in, c.strict, got, c.want)
+		}
+	}
+}
