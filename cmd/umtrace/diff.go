@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/umtrace/umtrace/analyze"
+	"github.com/umtrace/umtrace/batch"
+	"github.com/umtrace/umtrace/diff"
+	"github.com/umtrace/umtrace/ingest/nsys"
+	"github.com/umtrace/umtrace/tracemodel"
+)
+
+func init() {
+	register(command{
+		name:    "diff",
+		summary: "compare two traces (before/after a fix) with significance tests; markdown or JSON",
+		usage:   "BEFORE.sqlite AFTER.sqlite [--format md|json] [-o FILE]",
+		run:     cmdDiff,
+	})
+}
+
+// diffSide analyzes one trace and collects its per-call sync samples.
+func diffSide(path string, opts analyze.Options) (diff.Side, error) {
+	r, err := nsys.Open(path, nsys.Options{})
+	if err != nil {
+		return diff.Side{}, badInput(err)
+	}
+	defer r.Close()
+	res, err := analyze.Analyze(r, opts)
+	if err != nil {
+		if errors.Is(err, tracemodel.ErrNoCUDA) || errors.Is(err, nsys.ErrCorrupt) {
+			return diff.Side{}, badInput(err)
+		}
+		return diff.Side{}, badInput(fmt.Errorf("%s: %w", path, err))
+	}
+	s, err := analyze.SyncSamples(r)
+	if err != nil {
+		return diff.Side{}, badInput(fmt.Errorf("%s: %w", path, err))
+	}
+	return diff.Side{Result: res, Sync: s}, nil
+}
+
+func cmdDiff(stdout, stderr io.Writer, args []string) error {
+	const usage = "BEFORE.sqlite AFTER.sqlite [--format md|json] [-o FILE]"
+	fs := newFlags("diff", stderr, usage)
+	format := fs.StringP("format", "f", "md", "output format: md or json")
+	out := fs.StringP("output", "o", "", "write to FILE instead of stdout")
+	opts := analyze.DefaultOptions()
+	fs.StringVar(&opts.StepRange, "step-range", "", "NVTX range name that marks one training step (default: detect)")
+	setTh := thresholdFlags(fs, &opts.Thresholds)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	setTh()
+	if fs.NArg() != 2 {
+		return usageErr("want two traces, BEFORE and AFTER, got %d (usage: umtrace diff %s)", fs.NArg(), usage)
+	}
+	if *format != "md" && *format != "json" {
+		return usageErr("unknown --format %q (want md or json)", *format)
+	}
+	before, err := diffSide(fs.Arg(0), opts)
+	if err != nil {
+		return err
+	}
+	after, err := diffSide(fs.Arg(1), opts)
+	if err != nil {
+		return err
+	}
+	d := diff.Compare(before, after)
+	var buf bytes.Buffer
+	if *format == "json" {
+		err = d.WriteJSON(&buf)
+	} else {
+		err = d.WriteMarkdown(&buf)
+	}
+	if err != nil {
+		return internal(err)
+	}
+	if *out != "" {
+		if err := batch.WriteFileAtomic(*out, buf.Bytes()); err != nil {
+			return internal(err)
+		}
+		return nil
+	}
+	if _, err := stdout.Write(buf.Bytes()); err != nil {
+		return internal(err)
+	}
+	return nil
+}

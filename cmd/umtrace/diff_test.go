@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/umtrace/umtrace/diff"
+)
+
+func TestDiffSharedPairsImprove(t *testing.T) {
+	traces := archTraces(t)
+	for _, pair := range [][2]string{{"um_pingpong_default", "um_pingpong_prefetch"}, {"torch_mlp_managed", "torch_mlp_device"}} {
+		before, after := filepath.Join(traces, pair[0]+".sqlite"), filepath.Join(traces, pair[1]+".sqlite")
+		code, md, stderr := archRun("diff", before, after)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", pair, code, stderr)
+		}
+		if !strings.Contains(md, "**improvement**") || !strings.Contains(md, "Mann-Whitney U") {
+			t.Errorf("%v markdown:\n%s", pair, md)
+		}
+		code, js, _ := archRun("diff", before, after, "--format", "json")
+		if code != exitOK {
+			t.Fatalf("%v json: exit %d", pair, code)
+		}
+		var d diff.Diff
+		if err := json.Unmarshal([]byte(js), &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Overall != "improvement" {
+			t.Errorf("%v: overall %s (%s)", pair, d.Overall, d.Reason)
+		}
+		rows := map[string]diff.Row{}
+		for _, r := range d.Rows {
+			rows[r.Metric] = r
+		}
+		for _, m := range []string{"storm time", "page faults per second", "fault-driven migrated bytes"} {
+			if rows[m].Verdict != "improved" {
+				t.Errorf("%v: %s %s", pair, m, rows[m].Verdict)
+			}
+		}
+		// A significant per-call or per-step improvement backs it.
+		key := "cudaStreamSynchronize P50"
+		if pair[0] == "torch_mlp_managed" {
+			key = "step time P50"
+		}
+		if r := rows[key]; !r.Significant || r.Verdict != "improved" || r.P == nil || *r.P >= 0.01 {
+			t.Errorf("%v: %s = %+v", pair, key, r)
+		}
+		// Reversed, the pair reads as a regression.
+		if code, js, _ := archRun("diff", after, before, "--format", "json"); code == exitOK {
+			json.Unmarshal([]byte(js), &d)
+			if d.Overall != "regression" {
+				t.Errorf("%v reversed: overall %s", pair, d.Overall)
+			}
+		}
+		// Byte-identical output for the same input.
+		if _, md2, _ := archRun("diff", before, after); md2 != md {
+			t.Errorf("%v: output not deterministic", pair)
+		}
+	}
+}
+
+func TestDiffErrors(t *testing.T) {
+	traces := archTraces(t)
+	dir := t.TempDir()
+	archBadInputs(t, traces, dir)
+	good := filepath.Join(traces, "um_pingpong_prefetch.sqlite")
+	for _, bad := range []string{"empty", "text", "truncated"} {
+		if code, _, stderr := archRun("diff", good, filepath.Join(dir, bad+".sqlite")); code != exitBadInput || !strings.Contains(stderr, bad) {
+			t.Errorf("%s: exit %d: %s", bad, code, stderr)
+		}
+	}
+	if code, _, _ := archRun("diff", good); code != exitUsage {
+		t.Errorf("one arg: exit %d", code)
+	}
+	if code, _, _ := archRun("diff", good, good, "--format", "xml"); code != exitUsage {
+		t.Errorf("bad format: exit %d", code)
+	}
+}
