@@ -37,12 +37,13 @@ type analysis struct {
 	th   Thresholds
 	res  Result
 
-	lo, hi   int64                   // trace span
-	union    map[int64][]span        // per pid: merged fault-driven UM activity
-	steps    []nvtxRange             // chosen step ranges, sorted
-	storms   []*Episode              // storm episodes
-	baseline map[int32]float64       // calm median per API id
-	work     map[streamKey][]gpuWork // all GPU work per stream, sorted by end
+	lo, hi     int64                   // trace span
+	union      map[int64][]span        // per pid: merged fault-driven UM activity
+	steps      []nvtxRange             // chosen step ranges, sorted
+	storms     []*Episode              // storm episodes
+	baseline   map[int32]float64       // calm median per API id
+	work       map[streamKey][]gpuWork // all GPU work per stream, sorted by end
+	calmKernel map[int32]float64       // median kernel time outside storm episodes
 }
 
 func (a *analysis) run() (*Result, error) {
@@ -509,17 +510,27 @@ func (a *analysis) evidence(e *Episode) {
 // kernelSlowdown compares kernels that started in [lo,hi) with their runs
 // outside every storm episode.
 func (a *analysis) kernelSlowdown(lo, hi int64) []KernelSlow {
-	in := map[int32][]int64{}
-	out := map[int32][]int64{}
-	for _, ws := range a.work {
-		for _, w := range ws {
-			if w.name < 0 {
-				continue
+	if a.calmKernel == nil {
+		out := map[int32][]int64{}
+		for _, ws := range a.work {
+			for _, w := range ws {
+				if w.name >= 0 && !a.inStorm(w.start) {
+					out[w.name] = append(out[w.name], w.end-w.start)
+				}
 			}
-			if w.start >= lo && w.start < hi {
+		}
+		a.calmKernel = map[int32]float64{}
+		for id, ds := range out {
+			a.calmKernel[id] = medianOf(ds)
+		}
+	}
+	in := map[int32][]int64{}
+	for _, ws := range a.work {
+		// ws is sorted by end; kernels starting in the window end at or after lo.
+		for j := sort.Search(len(ws), func(j int) bool { return ws[j].end >= lo }); j < len(ws); j++ {
+			w := ws[j]
+			if w.name >= 0 && w.start >= lo && w.start < hi {
 				in[w.name] = append(in[w.name], w.end-w.start)
-			} else if !a.inStorm(w.start) {
-				out[w.name] = append(out[w.name], w.end-w.start)
 			}
 		}
 	}
@@ -530,8 +541,8 @@ func (a *analysis) kernelSlowdown(lo, hi int64) []KernelSlow {
 		for _, d := range ds {
 			totals[k.Name] += d
 		}
-		if o := out[id]; len(o) > 0 {
-			k.CalmMedianNs = round1(medianOf(o))
+		if m, ok := a.calmKernel[id]; ok {
+			k.CalmMedianNs = round1(m)
 			if k.CalmMedianNs > 0 {
 				k.Slowdown = round3(k.MedianNs / k.CalmMedianNs)
 			}

@@ -1,6 +1,8 @@
 package tracemodel
 
 import (
+	"unsafe"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -53,8 +55,11 @@ func (b *Builder) Int32(i int, v int32) { b.i32[i].Append(v) }
 // Uint64 appends v to column i.
 func (b *Builder) Uint64(i int, v uint64) { b.u64[i].Append(v) }
 
-// String appends v to column i.
-func (b *Builder) String(i int, v string) { _ = b.str[i].AppendString(v) }
+// String appends v to column i. The dictionary builder copies v's bytes
+// into its memo table only when v is new, so no per-row copy is made here.
+func (b *Builder) String(i int, v string) {
+	_ = b.str[i].Append(unsafe.Slice(unsafe.StringData(v), len(v)))
+}
 
 // Null appends a null to column i.
 func (b *Builder) Null(i int) { b.rb.Field(i).AppendNull() }

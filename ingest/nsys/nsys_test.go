@@ -231,3 +231,50 @@ func TestNotNsys(t *testing.T) {
 		t.Error("input modified")
 	}
 }
+
+// TestParallelRangesMatchSerial forces the parallel rowid-range path on a
+// small trace and checks it yields the same rows as one serial scan.
+func TestParallelRangesMatchSerial(t *testing.T) {
+	path := filepath.Join(sharedDir(t, "traces"), "um_pingpong_default.sqlite")
+	read := func() map[string]int64 {
+		r, err := Open(path, Options{BatchRows: 500})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		sums := map[string]int64{}
+		for _, tab := range []*tracemodel.Table{tracemodel.API, tracemodel.Memcpy, tracemodel.CPUFault} {
+			err := r.Scan(tab, func(rec arrow.RecordBatch) error {
+				st := tracemodel.I64(rec, tab, tracemodel.ColStart)
+				for i := 0; i < st.Len(); i++ {
+					sums[tab.Name] += st.Value(i)
+					sums[tab.Name+" rows"]++
+				}
+				if tab == tracemodel.API {
+					n := tracemodel.Str(rec, tab, tracemodel.ColName)
+					for i := 0; i < n.Len(); i++ {
+						sums[n.Value(i)]++
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		return sums
+	}
+	serial := read()
+	old := minParallelRows
+	minParallelRows = 64
+	defer func() { minParallelRows = old }()
+	parallel := read()
+	if len(serial) != len(parallel) {
+		t.Fatalf("serial %v, parallel %v", serial, parallel)
+	}
+	for k, v := range serial {
+		if parallel[k] != v {
+			t.Errorf("%s: serial %d, parallel %d", k, v, parallel[k])
+		}
+	}
+}

@@ -29,8 +29,7 @@ func (r *Reader) Scan(t *tracemodel.Table, fn func(arrow.RecordBatch) error) err
 	if err != nil {
 		return err
 	}
-	q := r.query(t, src)
-	return r.scan(t, src, q, strs, fn)
+	return r.scan(t, src, func() query { return r.query(t, src) }, strs, fn)
 }
 
 // A query is the SELECT list for one table: integer expressions, then text
@@ -339,8 +338,8 @@ func nullable32(b *tracemodel.Builder, i int, v sql.NullInt64) {
 }
 
 // minParallelRows is the table size above which Scan reads row ranges in
-// parallel.
-const minParallelRows = 1 << 17
+// parallel (a variable so tests can force the parallel path).
+var minParallelRows int64 = 1 << 17
 
 // readers bounds concurrent SQLite readers across all scans of a Reader's
 // process: each is CPU-bound, so more than the cores only adds memory.
@@ -349,7 +348,8 @@ var readers = make(chan struct{}, runtime.GOMAXPROCS(0))
 // scan runs q over src and emits batches of t. Large tables are split into
 // rowid ranges read concurrently (SQLite seeks a rowid range without a full
 // scan); fn is still called from one goroutine at a time.
-func (r *Reader) scan(t *tracemodel.Table, src string, q query, s map[int64]string, fn func(arrow.RecordBatch) error) error {
+func (r *Reader) scan(t *tracemodel.Table, src string, newQuery func() query, s map[int64]string, fn func(arrow.RecordBatch) error) error {
+	q := newQuery()
 	sel := append(append([]string{}, q.ints...), q.strs...)
 	base := fmt.Sprintf(`SELECT %s FROM "%s"`, strings.Join(sel, ", "), src)
 	var lo, hi sql.NullInt64
@@ -366,6 +366,11 @@ func (r *Reader) scan(t *tracemodel.Table, src string, q query, s map[int64]stri
 	if parts == 1 {
 		return r.scanRange(t, src, base, q, s, lo.Int64, hi.Int64+1, fn)
 	}
+	// Each range gets its own query: row fillers keep per-scan caches.
+	qs := make([]query, parts)
+	for i := range qs {
+		qs[i] = newQuery()
+	}
 	ch := make(chan arrow.RecordBatch, cap(readers))
 	errs := make(chan error, parts)
 	done := make(chan struct{})
@@ -377,7 +382,7 @@ func (r *Reader) scan(t *tracemodel.Table, src string, q query, s map[int64]stri
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := r.scanRange(t, src, base, q, s, a, b, func(rec arrow.RecordBatch) error {
+			err := r.scanRange(t, src, base, qs[i], s, a, b, func(rec arrow.RecordBatch) error {
 				rec.Retain()
 				select {
 				case ch <- rec:
