@@ -77,7 +77,7 @@ rows_of() { sed -n 's/^  "total_rows": \([0-9]*\).*/\1/p' "$1"; }
 echo "# umtrace bench: $(nproc) CPUs, $(awk '/MemTotal/{printf "%.0f GB", $2/1e6}' /proc/meminfo) RAM, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
 echo "# traces: $CACHE (umtrace synth OUT --rows N --seed 1 --episodes 8 --episode-steps N/30000+1 --decoys 2 --decoy-steps 20)"
 echo
-printf '| %-10s | %-8s | %-22s | %-22s | %-9s | %-9s |\n' "rows" "size" "umtrace analyze s / MB" "sqlite3 floor s / MB" "wall ratio" "Mrows/s"
+printf '| %-10s | %-8s | %-22s | %-22s | %-9s | %-9s |\n' "rows" "file" "umtrace analyze s / RSS" "sqlite3 floor s / RSS" "wall ratio" "Mrows/s"
 printf '|%s|%s|%s|%s|%s|%s|\n' ------------ ---------- ------------------------ ------------------------ ----------- -----------
 for n in $SIZES; do
 	tr="$CACHE/synth-$n.sqlite"
@@ -96,7 +96,7 @@ for n in $SIZES; do
 	read -r fw fm <<<"$(measure sqlite3 "$tr" ".read $sqlf")"
 	rm -f "$sqlf"
 	awk -v n="$rows" -v s="$size" -v uw="$uw" -v um="$um" -v fw="$fw" -v fm="$fm" 'BEGIN{
-		printf "| %10d | %5d MB | %8.2f s / %6.0f MB | %8.2f s / %6.0f MB | %8.2fx | %9.2f |\n",
+		printf "| %10d | %4d MiB | %8.2f s / %5.0f MiB | %8.2f s / %5.0f MiB | %8.2fx | %9.2f |\n",
 			n, s, uw, um/1024, fw, fm/1024, (fw > 0 ? uw/fw : 0), n/uw/1e6 }'
 done
 
