@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"slices"
 	"time"
-	"unsafe"
 )
 
 // Scenario is one unified-memory pattern the reproducer can run.
@@ -438,4 +437,3 @@ func runRace(g *gpu, r *runner) error {
 	})
 }
 
-var _ = unsafe.Pointer(nil)
