@@ -436,4 +436,3 @@ func runRace(g *gpu, r *runner) error {
 		return ck("cuMemcpyDtoH", C.um_dtoh(h, d, C.size_t(out)))
 	})
 }
-
