@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func wantCounts(t *testing.T, l *Log, want map[string]int) {
@@ -314,6 +315,11 @@ func TestLineEndings(t *testing.T) {
 		}
 		if !reflect.DeepEqual(l.Findings, base.Findings) || l.Summary != base.Summary || len(l.Warnings) != 0 {
 			t.Errorf("%s: differs from LF (%d findings, %d warnings)", name, len(l.Findings), len(l.Warnings))
+		}
+		// A CR at the end of one read and its LF in the next are one break.
+		l, err = Parse(iotest.OneByteReader(bytes.NewReader(data)), name)
+		if err != nil || !reflect.DeepEqual(l.Findings, base.Findings) || l.Lines != base.Lines {
+			t.Errorf("%s, one byte per read: %v, %d lines, want %d", name, err, l.Lines, base.Lines)
 		}
 	}
 }
