@@ -130,7 +130,7 @@ func newSpan() span { return span{math.MaxInt64, math.MinInt64} }
 type collector struct {
 	// API
 	apiNames *interner
-	apiDur   [][]int64 // by api id
+	apiDur   [][]float64 // durations by api id (float64: what the statistics take)
 	calls    []call
 	managed  int
 	threads  map[streamKey]bool // (pid, tid)
@@ -235,7 +235,7 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 		k := names.Key(i)
 		id := local[k]
 		s, e := st.Value(i), en.Value(i)
-		c.apiDur[id] = append(c.apiDur[id], e-s)
+		c.apiDur[id] = append(c.apiDur[id], float64(e-s))
 		c.apiSpan.add(s, e)
 		p := pid.Value(i)
 		c.threads[streamKey{p, tid.Value(i)}] = true

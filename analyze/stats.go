@@ -27,33 +27,53 @@ type Dist struct {
 	StdDev float64 `json:"stddev_ns"`
 }
 
-// summarize sorts d in place and summarizes it.
+// summarize summarizes d (it sorts a float64 copy, since gonum works on
+// float64; ns durations below 2^53 convert exactly).
 func summarize(d []int64) Dist {
-	if len(d) == 0 {
-		return Dist{}
-	}
-	slices.Sort(d)
-	var total int64
 	f := make([]float64, len(d))
 	for i, v := range d {
-		total += v
 		f[i] = float64(v)
 	}
+	return summarizeF(f)
+}
+
+// summarizeF sorts f in place and summarizes it. Values are integral ns.
+func summarizeF(f []float64) Dist {
+	if len(f) == 0 {
+		return Dist{}
+	}
+	slices.Sort(f)
+	var total int64
+	for _, v := range f {
+		total += int64(v)
+	}
 	mean, sd := stat.MeanStdDev(f, nil)
-	if len(d) < 2 {
+	if len(f) < 2 {
 		sd = 0
 	}
 	return Dist{
-		Count:  len(d),
+		Count:  len(f),
 		Total:  total,
-		Min:    d[0],
-		Max:    d[len(d)-1],
+		Min:    int64(f[0]),
+		Max:    int64(f[len(f)-1]),
 		Mean:   round1(mean),
-		Median: round1(quantile(d, 0.5)),
-		P95:    round1(quantile(d, 0.95)),
-		P99:    round1(quantile(d, 0.99)),
+		Median: round1(quantileF(f, 0.5)),
+		P95:    round1(quantileF(f, 0.95)),
+		P99:    round1(quantileF(f, 0.99)),
 		StdDev: round1(sd),
 	}
+}
+
+// quantileF returns the type-7 p-quantile of sorted values.
+func quantileF(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	h := float64(n-1) * p
+	lo := int(math.Floor(h))
+	hi := min(int(math.Ceil(h)), n-1)
+	return sorted[lo] + (h-float64(lo))*(sorted[hi]-sorted[lo])
 }
 
 // quantile returns the type-7 p-quantile of sorted values.

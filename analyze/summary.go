@@ -18,7 +18,8 @@ func (a *analysis) stats() {
 			continue
 		}
 		name := c.apiNames.names[id]
-		s := APIStats{Name: name, Dist: summarize(ds)}
+		s := APIStats{Name: name, Dist: summarizeF(ds)}
+		c.apiDur[id] = nil
 		if cl, ok := HostBlocking[name]; ok {
 			s.Kind = cl.Kind
 			r.SyncAPIs = append(r.SyncAPIs, s)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -57,6 +59,12 @@ func internal(err error) error { return &exitError{exitInternal, err} }
 // run is the whole program: it parses args, runs one command, prints any
 // error as one line on stderr and returns the exit code.
 func run(stdout, stderr io.Writer, args []string) int {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// Traces reach tens of millions of rows; a soft limit makes the
+		// GC collect harder instead of letting the heap double. It is a
+		// target, not a cap: a larger live heap still works.
+		debug.SetMemoryLimit(defaultMemLimit)
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		printUsage(stdout)
 		if len(args) == 0 {
@@ -87,6 +95,9 @@ func run(stdout, stderr io.Writer, args []string) int {
 	}
 	return exitInternal
 }
+
+// defaultMemLimit is the soft memory limit (GOMEMLIMIT overrides it).
+const defaultMemLimit = 256 << 20
 
 // Version is the umtrace version; it is part of batch caches' keys.
 const Version = "0.1.0"

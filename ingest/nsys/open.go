@@ -42,7 +42,7 @@ type Options struct {
 }
 
 // DefaultBatchRows is the batch size used when Options.BatchRows is 0.
-const DefaultBatchRows = 64 << 10
+const DefaultBatchRows = 16 << 10
 
 // Reader is an open nsys export. It implements tracemodel.Source.
 type Reader struct {
