@@ -62,6 +62,7 @@ func (a *analysis) run() (*Result, error) {
 	a.verdict()
 	a.headline()
 	a.mitigations()
+	a.res.Sanitizer = a.sanitizerReport(a.opts.Sanitizer)
 	a.warnings()
 	r := &a.res
 	r.Trace = TraceMeta{

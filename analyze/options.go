@@ -1,5 +1,7 @@
 package analyze
 
+import "github.com/umtrace/umtrace/ingest/sanitizer"
+
 // Options control an analysis. The zero value is not useful; start from
 // DefaultOptions.
 type Options struct {
@@ -10,6 +12,9 @@ type Options struct {
 	StepRange string
 	// Thresholds of the storm detector.
 	Thresholds Thresholds
+	// Sanitizer holds parsed compute-sanitizer / cuda-memcheck logs to put
+	// next to the trace (Result.Sanitizer).
+	Sanitizer []*sanitizer.Log
 	// TopN bounds the rows of "top" tables (kernels, address ranges, fault
 	// sites) in the result.
 	TopN int

@@ -15,24 +15,25 @@ const (
 // machine-readable report; field order is fixed and maps are avoided so the
 // output is byte-identical for the same input.
 type Result struct {
-	SchemaVersion int          `json:"schema_version"`
-	Trace         TraceMeta    `json:"trace"`
-	Verdict       string       `json:"verdict"`
-	Reason        string       `json:"verdict_reason"`
-	Headline      Headline     `json:"headline"`
-	Episodes      []Episode    `json:"episodes"`
-	Isolated      []Episode    `json:"isolated_stalls"`
-	SyncAPIs      []APIStats   `json:"sync_apis"`
-	SyncByKernel  []Group      `json:"sync_by_kernel"`
-	SyncByThread  []Group      `json:"sync_by_thread"`
-	SyncByStream  []Group      `json:"sync_by_stream"`
-	APIs          []APIStats   `json:"apis"`
-	Kernels       []Kernel     `json:"kernels"`
-	UnifiedMemory UM           `json:"unified_memory"`
-	Steps         Steps        `json:"steps"`
-	Mitigations   []Mitigation `json:"mitigations"`
-	Thresholds    Thresholds   `json:"thresholds"`
-	Warnings      []string     `json:"warnings"`
+	SchemaVersion int              `json:"schema_version"`
+	Trace         TraceMeta        `json:"trace"`
+	Verdict       string           `json:"verdict"`
+	Reason        string           `json:"verdict_reason"`
+	Headline      Headline         `json:"headline"`
+	Episodes      []Episode        `json:"episodes"`
+	Isolated      []Episode        `json:"isolated_stalls"`
+	SyncAPIs      []APIStats       `json:"sync_apis"`
+	SyncByKernel  []Group          `json:"sync_by_kernel"`
+	SyncByThread  []Group          `json:"sync_by_thread"`
+	SyncByStream  []Group          `json:"sync_by_stream"`
+	APIs          []APIStats       `json:"apis"`
+	Kernels       []Kernel         `json:"kernels"`
+	UnifiedMemory UM               `json:"unified_memory"`
+	Steps         Steps            `json:"steps"`
+	Mitigations   []Mitigation     `json:"mitigations"`
+	Sanitizer     *SanitizerReport `json:"sanitizer,omitempty"`
+	Thresholds    Thresholds       `json:"thresholds"`
+	Warnings      []string         `json:"warnings"`
 }
 
 // TraceMeta describes the analyzed trace.

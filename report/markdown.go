@@ -96,6 +96,7 @@ func writeMarkdown(b *bytes.Buffer, r *analyze.Result) {
 		}
 		w.p("\n")
 	}
+	writeSanitizer(w, r)
 	if len(r.Isolated) > 0 {
 		w.p("## Isolated stalls\n\nUM stalls too few or too short to call a storm (first-touch warm-up often looks like this).\n\n")
 		var rows [][]string
@@ -266,4 +267,40 @@ func writeMethod(w mdw, r *analyze.Result) {
 	w.p("Stalls less than %s ms apart join one episode (widened to whole steps when steps are known); an episode with at least %d stalls and %s ms of stalled time is a storm. ",
 		msI(t.MergeGapNs), t.MinEpisodeStalls, msI(t.MinEpisodeBlockedNs))
 	w.p("Percentiles interpolate linearly between closest ranks (type 7); the median of an even count is the mean of the two middle values, as in nsys. Full description: docs/method.md.\n")
+}
+
+func writeSanitizer(w mdw, r *analyze.Result) {
+	s := r.Sanitizer
+	if s == nil {
+		return
+	}
+	w.p("## Sanitizer findings\n\n")
+	for _, l := range s.Logs {
+		summary := "no ERROR SUMMARY line"
+		if l.ToolErrors >= 0 {
+			summary = fmt.Sprintf("ERROR SUMMARY %d", l.ToolErrors)
+		}
+		w.p("- `%s`: %s, %d findings, %s, %d parse warnings.\n", l.File, orDash(l.Tool), l.Findings, summary, l.Warnings)
+	}
+	w.p("\n")
+	if len(s.Groups) == 0 {
+		return
+	}
+	var rows [][]string
+	for _, g := range s.Groups {
+		storm := "–"
+		if len(g.StormEpisodes) > 0 {
+			var es []string
+			for _, e := range g.StormEpisodes {
+				es = append(es, fmt.Sprint(e))
+			}
+			storm = "**yes** (" + strings.Join(es, ", ") + ")"
+		} else if g.KernelInTrace {
+			storm = "no (ran outside storms)"
+		} else if g.Kernel != "" {
+			storm = "kernel not in trace"
+		}
+		rows = append(rows, []string{g.Tool, g.Severity, g.Kind, "`" + short(orDash(g.Kernel), 60) + "`", orDash(g.Location), short(g.Detail, 50), fmt.Sprint(g.Count), storm})
+	}
+	w.table([]string{"tool", "severity", "kind", "kernel", "location", "detail", "count", "in storm episode"}, rows)
 }

@@ -35,6 +35,16 @@ func writeText(b *bytes.Buffer, r *analyze.Result) {
 	for _, s := range r.SyncAPIs {
 		p("  %-28s %-8s %7d %10s %9s %9s %9s %9s\n", s.Name, s.Kind, s.Count, msI(s.Total), ms(s.Median), ms(s.P95), ms(s.P99), msI(s.Max))
 	}
+	if s := r.Sanitizer; s != nil {
+		p("\nSanitizer findings:\n")
+		for _, g := range s.Groups {
+			where := ""
+			if len(g.StormEpisodes) > 0 {
+				where = fmt.Sprintf("  [kernel ran in storm episode %v]", g.StormEpisodes)
+			}
+			p("  %-10s %-8s %-22s %s %s ×%d%s\n", g.Tool, g.Severity, g.Kind, g.Kernel, g.Location, g.Count, where)
+		}
+	}
 	if len(r.Mitigations) > 0 {
 		p("\nMitigations:\n")
 		for _, m := range r.Mitigations {

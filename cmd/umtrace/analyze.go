@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/ingest/nsys"
+	"github.com/umtrace/umtrace/ingest/sanitizer"
 	"github.com/umtrace/umtrace/report"
 	"github.com/umtrace/umtrace/tracemodel"
 )
@@ -46,6 +47,7 @@ func cmdAnalyze(stdout, stderr io.Writer, args []string) error {
 	fs.StringVar(&opts.StepRange, "step-range", "", "NVTX range name that marks one training step (default: detect)")
 	fs.IntVar(&opts.TopN, "top", opts.TopN, "rows in top-N tables")
 	failOnStorm := fs.Bool("fail-on-storm", false, "exit 1 when the verdict is storm")
+	sanLogs := fs.StringArray("sanitizer", nil, "compute-sanitizer/cuda-memcheck log (text or XML) to report beside the trace; repeatable")
 	setTh := thresholdFlags(fs, &opts.Thresholds)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -60,6 +62,16 @@ func cmdAnalyze(stdout, stderr io.Writer, args []string) error {
 	path := fs.Arg(0)
 	if *out != "" && sameFile(*out, path) {
 		return usageErr("--output %s is the input trace; refusing to overwrite it", *out)
+	}
+	for _, p := range *sanLogs {
+		l, err := sanitizer.ParseFile(p)
+		if err != nil {
+			return badInput(err)
+		}
+		for _, w := range l.Warnings {
+			fmt.Fprintln(stderr, w)
+		}
+		opts.Sanitizer = append(opts.Sanitizer, l)
 	}
 	res, err := analyzeFile(path, opts)
 	if err != nil {
