@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"database/sql"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -159,3 +160,50 @@ func TestAnalyzeBadInput(t *testing.T) {
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// TestInsufficientData edits copies of the storm trace so that page faults
+// and migration causes can no longer be seen.
+func TestInsufficientData(t *testing.T) {
+	src, err := os.ReadFile(tracePath(t, "um_pingpong_default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, sql, reason string
+	}{
+		{"no faults, no causes", `DROP TABLE CUDA_UM_GPU_PAGE_FAULT_EVENTS; DROP TABLE CUDA_UM_CPU_PAGE_FAULT_EVENTS;
+			DELETE FROM META_DATA_CAPTURE; UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET migrationCause = NULL`, "no recorded cause"},
+		{"managed memory only", `DROP TABLE CUDA_UM_GPU_PAGE_FAULT_EVENTS; DROP TABLE CUDA_UM_CPU_PAGE_FAULT_EVENTS;
+			DELETE FROM META_DATA_CAPTURE; DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY`, "--cuda-um-gpu-page-faults=true"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "edited.sqlite")
+			if err := os.WriteFile(p, src, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			db, err := sql.Open("sqlite3", p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec(c.sql); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			var out, errb bytes.Buffer
+			if code := run(&out, &errb, []string{"analyze", "-f", "json", p}); code != 0 {
+				t.Fatalf("exit %d: %s", code, errb.String())
+			}
+			var res struct {
+				Verdict string
+				Reason  string `json:"verdict_reason"`
+			}
+			if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+				t.Fatal(err)
+			}
+			if res.Verdict != "insufficient_data" || !strings.Contains(res.Reason, c.reason) {
+				t.Errorf("verdict %s (%s), want insufficient_data mentioning %q", res.Verdict, res.Reason, c.reason)
+			}
+		})
+	}
+}
