@@ -1,0 +1,50 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/umtrace/umtrace/analyze"
+)
+
+func sample() *analyze.Result {
+	return &analyze.Result{
+		SchemaVersion: analyze.SchemaVersion,
+		Trace:         analyze.TraceMeta{File: "a|b.sqlite", StartNs: 1000, EndNs: 2_000_001_000, DurationNs: 2e9},
+		Verdict:       analyze.VerdictStorm,
+		Reason:        "1 storm episode",
+		Episodes: []analyze.Episode{{Index: 1, StartNs: 1000 + 5e8, EndNs: 1000 + 1e9, DurationNs: 5e8, Stalls: 3, FirstStep: 2, LastStep: 4,
+			StallAPIs: []analyze.NameCount{{Name: "cudaStreamSynchronize", Count: 3, Ns: 3e7}}}},
+		SyncAPIs: []analyze.APIStats{{Name: "cudaStreamSynchronize", Kind: analyze.Explicit, Dist: analyze.Dist{Count: 3, Total: 3e7, Median: 1e7}}},
+	}
+}
+
+func TestFormats(t *testing.T) {
+	r := sample()
+	for _, f := range Formats {
+		var a, b bytes.Buffer
+		if err := Generate(&a, r, f); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		Generate(&b, r, f)
+		if a.Len() == 0 || !bytes.Equal(a.Bytes(), b.Bytes()) {
+			t.Errorf("%s: empty or not deterministic", f)
+		}
+	}
+	var md bytes.Buffer
+	Generate(&md, r, "md")
+	for _, want := range []string{"**Verdict: STORM**", "| 1 | 0.500 s | 1.000 s | 500.000 | 3 |", "# umtrace report: `a|b.sqlite`", "2–4"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	var h bytes.Buffer
+	Generate(&h, r, "html")
+	if !strings.Contains(h.String(), `<p class="storm"><b>Verdict: STORM</b>`) || !strings.Contains(h.String(), "<td>cudaStreamSynchronize</td>") {
+		t.Errorf("html:\n%s", h.String())
+	}
+	if err := Generate(&h, r, "pdf"); err == nil {
+		t.Error("unknown format accepted")
+	}
+}
