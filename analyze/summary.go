@@ -54,18 +54,33 @@ func (a *analysis) stats() {
 	r.SyncByThread = groups(byThread, a.opts.TopN)
 	r.SyncByStream = groups(byStream, a.opts.TopN)
 
-	kd := map[string][]int64{}
+	// Kernel durations by name: count first, then fill exact-size float64
+	// slices that summarizeF sorts in place (no growth slack, no copy).
+	counts := make([]int, len(c.kernelNames.names))
 	for _, ws := range a.work {
 		for _, w := range ws {
 			if w.name >= 0 {
-				n := c.kernelNames.names[w.name]
-				kd[n] = append(kd[n], w.end-w.start)
+				counts[w.name]++
+			}
+		}
+	}
+	kd := make([][]float64, len(counts))
+	for id, n := range counts {
+		kd[id] = make([]float64, 0, n)
+	}
+	for _, ws := range a.work {
+		for _, w := range ws {
+			if w.name >= 0 {
+				kd[w.name] = append(kd[w.name], float64(w.end-w.start))
 			}
 		}
 	}
 	r.Kernels = []Kernel{}
-	for n, ds := range kd {
-		r.Kernels = append(r.Kernels, Kernel{Name: n, Dist: summarize(ds)})
+	for id, ds := range kd {
+		if len(ds) > 0 {
+			r.Kernels = append(r.Kernels, Kernel{Name: c.kernelNames.names[id], Dist: summarizeF(ds)})
+		}
+		kd[id] = nil
 	}
 	slices.SortFunc(r.Kernels, func(x, y Kernel) int { return cmp.Or(cmp.Compare(y.Total, x.Total), cmp.Compare(x.Name, y.Name)) })
 	if len(r.Kernels) > a.opts.TopN {
