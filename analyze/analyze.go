@@ -385,18 +385,25 @@ func (a *analysis) findEpisodes() {
 	}
 	// Widen groups to whole steps, then merge groups that now touch, so a
 	// step never belongs to two episodes.
+	// Stalls in adjacent steps belong to one episode whatever the gap in
+	// ns: inside a storm, host work between two stalls (CPU-fault
+	// handling, frees, copies) can exceed a merge gap derived from calm
+	// steps.
 	var merged []*group
+	lastStep := -1
 	for _, g := range groups {
 		e := Episode{StartNs: g.lo, EndNs: g.hi, FirstStep: -1, LastStep: -1}
 		a.snapToSteps(&e)
 		g.lo, g.hi = e.StartNs, e.EndNs
-		if n := len(merged); n > 0 && g.lo < merged[n-1].hi {
+		if n := len(merged); n > 0 && (g.lo < merged[n-1].hi || (e.FirstStep >= 0 && lastStep >= 0 && e.FirstStep <= lastStep+1)) {
 			m := merged[n-1]
 			m.hi = max(m.hi, g.hi)
 			m.calls = append(m.calls, g.calls...)
+			lastStep = max(lastStep, e.LastStep)
 			continue
 		}
 		merged = append(merged, g)
+		lastStep = e.LastStep
 	}
 	a.res.Episodes = []Episode{}
 	a.res.Isolated = []Episode{}

@@ -2,7 +2,6 @@ package synth_test
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -80,10 +79,10 @@ func TestDetectionAccuracy(t *testing.T) {
 	testAccuracy(t, accuracyCases())
 }
 
+// TestDetectionAccuracyKnownHard keeps the seeds that once split a storm
+// in two at a step with a synchronous copy (fixed by merging stalls in
+// adjacent steps).
 func TestDetectionAccuracyKnownHard(t *testing.T) {
-	if os.Getenv("UMTRACE_SYNTH_HARD") == "" {
-		t.Skip("known detector failures; set UMTRACE_SYNTH_HARD=1 to run them")
-	}
 	var cases []struct {
 		name string
 		cfg  synth.Config
