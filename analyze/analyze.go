@@ -49,6 +49,7 @@ type analysis struct {
 func (a *analysis) run() (*Result, error) {
 	c := a.c
 	a.res = Result{SchemaVersion: SchemaVersion, Thresholds: a.th}
+	a.apiStats() // first: it frees the per-call samples, the largest input
 	a.sortInputs()
 	a.span()
 	a.findSteps()
@@ -87,7 +88,7 @@ func (a *analysis) sortInputs() {
 		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.end, y.end), cmp.Compare(x.pid, y.pid), cmp.Compare(x.tid, y.tid))
 	})
 	slices.SortFunc(c.migrations, func(x, y migration) int {
-		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.end, y.end), cmp.Compare(x.addr, y.addr))
+		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.dur, y.dur), cmp.Compare(x.addr, y.addr))
 	})
 	slices.SortFunc(c.gfaults, func(x, y gfault) int {
 		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.end, y.end), cmp.Compare(x.addr, y.addr))
@@ -106,7 +107,7 @@ func (a *analysis) sortInputs() {
 	c.kernels, c.copies, c.memsets = nil, nil, nil
 	for _, ws := range a.work {
 		slices.SortFunc(ws, func(x, y gpuWork) int {
-			return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(x.start, y.start), cmp.Compare(x.name, y.name))
+			return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(y.dur, x.dur), cmp.Compare(x.name, y.name))
 		})
 	}
 }
@@ -218,14 +219,14 @@ func (a *analysis) buildUnion() {
 		per[g.pid] = append(per[g.pid], span{g.start, max(g.end, g.start+1)})
 	}
 	for _, m := range a.c.migrations {
-		if demand(m.cause) {
-			per[m.pid] = append(per[m.pid], span{m.start, max(m.end, m.start+1)})
+		if demand(int32(m.cause)) {
+			per[int64(m.pid)] = append(per[int64(m.pid)], span{m.start, max(m.end(), m.start+1)})
 		}
 	}
 	a.union = map[int64][]span{}
 	for pid, ss := range per {
 		slices.SortFunc(ss, func(x, y span) int { return cmp.Compare(x.lo, y.lo) })
-		out := ss[:0:0]
+		out := ss[:0] // merge in place
 		for _, s := range ss {
 			if n := len(out); n > 0 && s.lo <= out[n-1].hi {
 				out[n-1].hi = max(out[n-1].hi, s.hi)
@@ -279,6 +280,14 @@ func (a *analysis) markStalls() {
 		}
 		cl.stall = true
 	}
+}
+
+// wdur is w's exact duration.
+func (a *analysis) wdur(k streamKey, w gpuWork) int64 {
+	if w.dur < maxDur {
+		return int64(w.dur)
+	}
+	return a.c.longWork[longKey{k, w.end, w.name}]
 }
 
 // workName names GPU work for reports.
@@ -519,26 +528,20 @@ func (a *analysis) evidence(e *Episode) {
 // outside every storm episode.
 func (a *analysis) kernelSlowdown(lo, hi int64) []KernelSlow {
 	if a.calmKernel == nil {
-		out := map[int32][]int64{}
-		for _, ws := range a.work {
-			for _, w := range ws {
-				if w.name >= 0 && !a.inStorm(w.start) {
-					out[w.name] = append(out[w.name], w.end-w.start)
-				}
-			}
-		}
 		a.calmKernel = map[int32]float64{}
-		for id, ds := range out {
-			a.calmKernel[id] = medianOf(ds)
-		}
+		a.kernelSamples(func(w gpuWork, start int64) bool { return !a.inStorm(start) }, func(id int32, ds []float64) {
+			slices.Sort(ds)
+			a.calmKernel[id] = quantileF(ds, 0.5)
+		})
 	}
 	in := map[int32][]int64{}
-	for _, ws := range a.work {
+	for k, ws := range a.work {
 		// ws is sorted by end; kernels starting in the window end at or after lo.
 		for j := sort.Search(len(ws), func(j int) bool { return ws[j].end >= lo }); j < len(ws); j++ {
 			w := ws[j]
-			if w.name >= 0 && w.start >= lo && w.start < hi {
-				in[w.name] = append(in[w.name], w.end-w.start)
+			d := a.wdur(k, w)
+			if s := w.end - d; w.name >= 0 && s >= lo && s < hi {
+				in[w.name] = append(in[w.name], d)
 			}
 		}
 	}
@@ -588,15 +591,15 @@ type migAgg struct{ m map[[2]int32]*MigrationAgg }
 func newMigAgg() *migAgg { return &migAgg{m: map[[2]int32]*MigrationAgg{}} }
 
 func (g *migAgg) add(m migration) {
-	k := [2]int32{m.kind, m.cause}
+	k := [2]int32{int32(m.kind), int32(m.cause)}
 	x := g.m[k]
 	if x == nil {
-		x = &MigrationAgg{Direction: copyKindNames[m.kind], Cause: causeName(m.cause)}
+		x = &MigrationAgg{Direction: copyKindNames[int32(m.kind)], Cause: causeName(int32(m.cause))}
 		g.m[k] = x
 	}
 	x.Count++
-	x.Bytes += m.bytes
-	x.TimeNs += m.end - m.start
+	x.Bytes += int64(m.bytes)
+	x.TimeNs += int64(m.dur)
 }
 
 func causeName(c int32) string {
@@ -618,4 +621,40 @@ func (g *migAgg) list() []MigrationAgg {
 		return cmp.Or(cmp.Compare(x.Direction, y.Direction), cmp.Compare(x.Cause, y.Cause))
 	})
 	return out
+}
+
+// kernelSamples calls fn once per kernel name with the durations of its
+// runs that keep returns true for. It counts first and fills exact-size
+// slices, so the only allocation is one float64 per kept kernel run.
+func (a *analysis) kernelSamples(keep func(w gpuWork, start int64) bool, fn func(id int32, ds []float64)) {
+	counts := make([]int, len(a.c.kernelNames.names))
+	for k, ws := range a.work {
+		for _, w := range ws {
+			if w.name >= 0 && keep(w, w.end-a.wdur(k, w)) {
+				counts[w.name]++
+			}
+		}
+	}
+	ds := make([][]float64, len(counts))
+	for id, n := range counts {
+		if n > 0 {
+			ds[id] = make([]float64, 0, n)
+		}
+	}
+	for k, ws := range a.work {
+		for _, w := range ws {
+			if w.name >= 0 {
+				d := a.wdur(k, w)
+				if keep(w, w.end-d) {
+					ds[w.name] = append(ds[w.name], float64(d))
+				}
+			}
+		}
+	}
+	for id := range ds {
+		if len(ds[id]) > 0 {
+			fn(int32(id), ds[id])
+			ds[id] = nil
+		}
+	}
 }

@@ -70,23 +70,39 @@ const noWork = -2000
 
 func (c *call) dur() int64 { return c.end - c.start }
 
-// gpuWork is one kernel, copy or memset on a stream. name >= 0 is a kernel
-// name id; negative values encode copies (-1-copyKind) and memsets (memsetCode).
+// gpuWork is one kernel, copy or memset on a stream, in 16 bytes. name >= 0
+// is a kernel name id; negative values encode copies (-1-copyKind) and
+// memsets (memsetCode). dur saturates at maxDur; the exact duration of such
+// (rare, > 4.29 s) work is in collector.longWork.
 type gpuWork struct {
-	start, end int64
-	name       int32
+	end  int64
+	dur  uint32
+	name int32
+}
+
+const maxDur = math.MaxUint32
+
+type longKey struct {
+	k    streamKey
+	end  int64
+	name int32
 }
 
 const memsetCode = -1000
 
+// migration is one UM migration in 32 bytes. dur and bytes saturate at
+// 2^32-1 (4.29 s, 4 GiB per record); collector.clamped counts such records.
 type migration struct {
-	start, end int64
-	bytes      int64
-	addr       uint64
-	pid        int64
-	kind       int32 // 11 HtoD, 12 DtoH, 13 DtoD
-	cause      int32 // -1 when the export has none
+	start int64
+	addr  uint64
+	dur   uint32
+	bytes uint32
+	pid   int32
+	kind  int8 // 11 HtoD, 12 DtoH, 13 DtoD
+	cause int8 // -1 when the export has none
 }
+
+func (m *migration) end() int64 { return m.start + int64(m.dur) }
 
 type gfault struct {
 	start, end int64
@@ -130,11 +146,14 @@ func newSpan() span { return span{math.MaxInt64, math.MinInt64} }
 type collector struct {
 	// API
 	apiNames *interner
-	apiDur   [][]float64 // durations by api id (float64: what the statistics take)
-	calls    []call
-	managed  int
-	threads  map[streamKey]bool // (pid, tid)
-	apiSpan  span
+	// API: one packed sample per call, api id << 32 | duration; calls of
+	// 4.29 s or more keep their exact duration in longAPI instead.
+	apiSamples []uint64
+	longAPI    map[int32][]int64
+	calls      []call
+	managed    int
+	threads    map[streamKey]bool // (pid, tid)
+	apiSpan    span
 	// GPU work
 	kernelNames *interner
 	kernels     map[streamKey][]gpuWork
@@ -143,10 +162,13 @@ type collector struct {
 	copyStream  map[pidCorr]int64 // explicit copy or memset → stream
 	setStream   map[pidCorr]int64
 	gpuSpan     span
+	longMu      sync.Mutex
+	longWork    map[longKey]int64
 	// Sync records
 	syncStream map[pidCorr]int64
 	// UM
 	migrations []migration
+	clamped    int // migrations whose duration or size exceeded 32 bits
 	gfaults    []gfault
 	cfaults    []cfault
 	siteNames  *interner
@@ -164,7 +186,13 @@ func collect(src tracemodel.Source) (*collector, error) {
 		threads: map[streamKey]bool{}, kernels: map[streamKey][]gpuWork{}, copies: map[streamKey][]gpuWork{},
 		memsets: map[streamKey][]gpuWork{}, copyStream: map[pidCorr]int64{}, setStream: map[pidCorr]int64{},
 		syncStream: map[pidCorr]int64{}, threadNames: map[streamKey]string{},
-		apiSpan: newSpan(), gpuSpan: newSpan(),
+		apiSpan: newSpan(), gpuSpan: newSpan(), longAPI: map[int32][]int64{}, longWork: map[longKey]int64{},
+	}
+	if est, ok := src.(tracemodel.RowEstimator); ok {
+		c.apiSamples = make([]uint64, 0, est.EstimateRows(tracemodel.API))
+		c.migrations = make([]migration, 0, est.EstimateRows(tracemodel.Memcpy))
+		c.gfaults = make([]gfault, 0, est.EstimateRows(tracemodel.GPUFault))
+		c.cfaults = make([]cfault, 0, est.EstimateRows(tracemodel.CPUFault))
 	}
 	var kSpan, cSpan, sSpan = newSpan(), newSpan(), newSpan()
 	jobs := []struct {
@@ -228,14 +256,15 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 		}
 		managed[k] = managedAllocAPIs[n]
 	}
-	for len(c.apiDur) < len(c.apiNames.names) {
-		c.apiDur = append(c.apiDur, nil)
-	}
 	for i := 0; i < int(r.NumRows()); i++ {
 		k := names.Key(i)
 		id := local[k]
 		s, e := st.Value(i), en.Value(i)
-		c.apiDur[id] = append(c.apiDur[id], float64(e-s))
+		if d := e - s; d >= 0 && d < maxDur {
+			c.apiSamples = append(c.apiSamples, uint64(id)<<32|uint64(d))
+		} else {
+			c.longAPI[id] = append(c.longAPI[id], d)
+		}
 		c.apiSpan.add(s, e)
 		p := pid.Value(i)
 		c.threads[streamKey{p, tid.Value(i)}] = true
@@ -265,16 +294,29 @@ func (c *collector) addWork(r arrow.RecordBatch, t *tracemodel.Table, dst map[st
 	}
 	for i := 0; i < int(r.NumRows()); i++ {
 		k := streamKey{pid.Value(i), strm.Value(i)}
-		w := gpuWork{start: st.Value(i), end: en.Value(i), name: memsetCode}
+		name := int32(memsetCode)
 		if isKernel {
-			w.name = strID(local, names, i)
+			name = strID(local, names, i)
 		}
-		dst[k] = append(dst[k], w)
-		sp.add(w.start, w.end)
+		s, e := st.Value(i), en.Value(i)
+		dst[k] = append(dst[k], c.newWork(k, s, e, name))
+		sp.add(s, e)
 		if byCorr != nil && !corr.IsNull(i) {
 			byCorr[pidCorr{k.pid, corr.Value(i)}] = k.stream
 		}
 	}
+}
+
+// newWork packs GPU work, keeping exact durations of 4.29 s or more aside.
+func (c *collector) newWork(k streamKey, start, end int64, name int32) gpuWork {
+	d := end - start
+	if d >= 0 && d < maxDur {
+		return gpuWork{end: end, dur: uint32(d), name: name}
+	}
+	c.longMu.Lock()
+	c.longWork[longKey{k, end, name}] = d
+	c.longMu.Unlock()
+	return gpuWork{end: end, dur: maxDur, name: name}
 }
 
 func (c *collector) addMemcpy(r arrow.RecordBatch, sp *span) {
@@ -290,9 +332,14 @@ func (c *collector) addMemcpy(r arrow.RecordBatch, sp *span) {
 		s, e, p, kd := st.Value(i), en.Value(i), pid.Value(i), kind.Value(i)
 		sp.add(s, e)
 		if kd >= 11 && kd <= 13 {
-			m := migration{start: s, end: e, bytes: by.Value(i), pid: p, kind: kd, cause: -1}
+			d, b := e-s, by.Value(i)
+			if d < 0 || d >= maxDur || b < 0 || b >= maxDur {
+				c.clamped++
+				d, b = min(max(d, 0), maxDur), min(max(b, 0), maxDur)
+			}
+			m := migration{start: s, dur: uint32(d), bytes: uint32(b), pid: int32(p), kind: int8(kd), cause: -1}
 			if !cause.IsNull(i) {
-				m.cause = cause.Value(i)
+				m.cause = int8(cause.Value(i))
 			}
 			if !va.IsNull(i) {
 				m.addr = va.Value(i)
@@ -301,7 +348,7 @@ func (c *collector) addMemcpy(r arrow.RecordBatch, sp *span) {
 			continue
 		}
 		k := streamKey{p, strm.Value(i)}
-		c.copies[k] = append(c.copies[k], gpuWork{start: s, end: e, name: -1 - kd})
+		c.copies[k] = append(c.copies[k], c.newWork(k, s, e, -1-kd))
 		if !corr.IsNull(i) {
 			c.copyStream[pidCorr{p, corr.Value(i)}] = k.stream
 		}

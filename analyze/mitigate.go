@@ -9,14 +9,14 @@ func (a *analysis) mitigations() {
 	c := a.c
 	var htodDemand, dtohDemand int64
 	for _, m := range c.migrations {
-		if !demand(m.cause) {
+		if !demand(int32(m.cause)) {
 			continue
 		}
 		switch m.kind {
 		case 11:
-			htodDemand += m.bytes
+			htodDemand += int64(m.bytes)
 		case 12:
-			dtohDemand += m.bytes
+			dtohDemand += int64(m.bytes)
 		}
 	}
 	u := r.UnifiedMemory

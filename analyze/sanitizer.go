@@ -52,14 +52,15 @@ func (a *analysis) sanitizerReport(logs []*sanitizer.Log) *SanitizerReport {
 	for i := range perEp {
 		perEp[i] = map[int32]bool{}
 	}
-	for _, ws := range a.work {
+	for k, ws := range a.work {
 		for _, w := range ws {
 			if w.name < 0 {
 				continue
 			}
 			all[w.name] = true
+			start := w.end - a.wdur(k, w)
 			for i, e := range a.res.Episodes {
-				if w.start >= e.StartNs && w.start < e.EndNs {
+				if start >= e.StartNs && start < e.EndNs {
 					perEp[i][w.name] = true
 				}
 			}

@@ -11,24 +11,6 @@ import (
 func (a *analysis) stats() {
 	c := a.c
 	r := &a.res
-	r.APIs = []APIStats{}
-	r.SyncAPIs = []APIStats{}
-	for id, ds := range c.apiDur {
-		if len(ds) == 0 {
-			continue
-		}
-		name := c.apiNames.names[id]
-		s := APIStats{Name: name, Dist: summarizeF(ds)}
-		c.apiDur[id] = nil
-		if cl, ok := HostBlocking[name]; ok {
-			s.Kind = cl.Kind
-			r.SyncAPIs = append(r.SyncAPIs, s)
-		}
-		r.APIs = append(r.APIs, s)
-	}
-	byTotal := func(x, y APIStats) int { return cmp.Or(cmp.Compare(y.Total, x.Total), cmp.Compare(x.Name, y.Name)) }
-	slices.SortFunc(r.APIs, byTotal)
-	slices.SortFunc(r.SyncAPIs, byTotal)
 
 	byKernel := map[string][]int64{}
 	byThread := map[string][]int64{}
@@ -54,34 +36,10 @@ func (a *analysis) stats() {
 	r.SyncByThread = groups(byThread, a.opts.TopN)
 	r.SyncByStream = groups(byStream, a.opts.TopN)
 
-	// Kernel durations by name: count first, then fill exact-size float64
-	// slices that summarizeF sorts in place (no growth slack, no copy).
-	counts := make([]int, len(c.kernelNames.names))
-	for _, ws := range a.work {
-		for _, w := range ws {
-			if w.name >= 0 {
-				counts[w.name]++
-			}
-		}
-	}
-	kd := make([][]float64, len(counts))
-	for id, n := range counts {
-		kd[id] = make([]float64, 0, n)
-	}
-	for _, ws := range a.work {
-		for _, w := range ws {
-			if w.name >= 0 {
-				kd[w.name] = append(kd[w.name], float64(w.end-w.start))
-			}
-		}
-	}
 	r.Kernels = []Kernel{}
-	for id, ds := range kd {
-		if len(ds) > 0 {
-			r.Kernels = append(r.Kernels, Kernel{Name: c.kernelNames.names[id], Dist: summarizeF(ds)})
-		}
-		kd[id] = nil
-	}
+	a.kernelSamples(func(gpuWork, int64) bool { return true }, func(id int32, ds []float64) {
+		r.Kernels = append(r.Kernels, Kernel{Name: c.kernelNames.names[id], Dist: summarizeF(ds)})
+	})
 	slices.SortFunc(r.Kernels, func(x, y Kernel) int { return cmp.Or(cmp.Compare(y.Total, x.Total), cmp.Compare(x.Name, y.Name)) })
 	if len(r.Kernels) > a.opts.TopN {
 		r.Kernels = r.Kernels[:a.opts.TopN]
@@ -112,7 +70,7 @@ func (a *analysis) umSummary() {
 	agg := newMigAgg()
 	for _, m := range c.migrations {
 		agg.add(m)
-		u.MigratedBytes += m.bytes
+		u.MigratedBytes += int64(m.bytes)
 	}
 	u.Migrations = agg.list()
 	for _, g := range c.gfaults {
@@ -173,7 +131,7 @@ func (a *analysis) topRanges() []AddrRange {
 			continue
 		}
 		r := find(m.addr)
-		r.MigratedBytes += m.bytes
+		r.MigratedBytes += int64(m.bytes)
 		r.Migrations++
 	}
 	out := make([]AddrRange, 0, len(ranges))
@@ -237,7 +195,7 @@ func (a *analysis) stepRows() {
 			row.CPUFaults++
 		}
 		for j := sort.Search(len(c.migrations), func(j int) bool { return c.migrations[j].start >= s.start }); j < len(c.migrations) && c.migrations[j].start < s.end; j++ {
-			row.MigratedBytes += c.migrations[j].bytes
+			row.MigratedBytes += int64(c.migrations[j].bytes)
 		}
 		if row.DurationNs > 0 {
 			row.BlockedShare = round3(float64(row.BlockedNs) / float64(row.DurationNs))
@@ -270,7 +228,7 @@ func (a *analysis) verdict() {
 	var demandMig, unknownMig, prefetchMig int
 	for _, m := range c.migrations {
 		switch {
-		case demand(m.cause):
+		case demand(int32(m.cause)):
 			demandMig++
 		case m.cause == CauseUserPrefetch:
 			prefetchMig++
@@ -381,8 +339,8 @@ func (a *analysis) headline() {
 	h.FaultsPerSec = round3(u.GPUFaultsPerSec + u.CPUFaultsPerSec)
 	h.MigratedBytes = u.MigratedBytes
 	for _, m := range c.migrations {
-		if demand(m.cause) {
-			h.DemandMigBytes += m.bytes
+		if demand(int32(m.cause)) {
+			h.DemandMigBytes += int64(m.bytes)
 		}
 	}
 	h.StepP50Ns, h.StepP99Ns = r.Steps.Duration.Median, r.Steps.Duration.P99
@@ -401,6 +359,9 @@ func (a *analysis) warnings() {
 		default:
 			r.Warnings = append(r.Warnings, "the trace has no page-fault tables and does not say whether faults were collected; fault counts may be missing (nsys --cuda-um-gpu-page-faults=true --cuda-um-cpu-page-faults=true)")
 		}
+	}
+	if a.c.clamped > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d migration records longer than 4.29 s or larger than 4 GiB were clamped to those values", a.c.clamped))
 	}
 	if len(a.c.migrations) > 0 && !in.HasMigrationCause {
 		r.Warnings = append(r.Warnings, "this export has no migrationCause column: migrations cannot be split into fault-driven and requested")
@@ -430,3 +391,55 @@ func fmtNs(ns int64) string {
 
 // FormatNs formats a duration in ns for humans (used by reports).
 func FormatNs(ns float64) string { return fmtNs(int64(ns)) }
+
+// apiStats fills the per-API tables from the packed per-call samples and
+// drops them.
+func (a *analysis) apiStats() {
+	c := a.c
+	r := &a.res
+	r.APIs = []APIStats{}
+	r.SyncAPIs = []APIStats{}
+	// Sorting the packed samples groups them by API and orders each API's
+	// durations; each run is summarized and dropped.
+	slices.Sort(c.apiSamples)
+	emit := func(id int32, ds []float64) {
+		name := c.apiNames.names[id]
+		s := APIStats{Name: name, Dist: summarizeF(ds)}
+		if cl, ok := HostBlocking[name]; ok {
+			s.Kind = cl.Kind
+			r.SyncAPIs = append(r.SyncAPIs, s)
+		}
+		r.APIs = append(r.APIs, s)
+	}
+	seen := map[int32]bool{}
+	for i := 0; i < len(c.apiSamples); {
+		id := int32(c.apiSamples[i] >> 32)
+		j := i
+		for j < len(c.apiSamples) && int32(c.apiSamples[j]>>32) == id {
+			j++
+		}
+		ds := make([]float64, 0, j-i+len(c.longAPI[id]))
+		for _, v := range c.apiSamples[i:j] {
+			ds = append(ds, float64(uint32(v)))
+		}
+		for _, v := range c.longAPI[id] {
+			ds = append(ds, float64(v))
+		}
+		emit(id, ds)
+		seen[id] = true
+		i = j
+	}
+	for id, ls := range c.longAPI {
+		if !seen[id] {
+			ds := make([]float64, len(ls))
+			for i, v := range ls {
+				ds[i] = float64(v)
+			}
+			emit(id, ds)
+		}
+	}
+	c.apiSamples = nil
+	byTotal := func(x, y APIStats) int { return cmp.Or(cmp.Compare(y.Total, x.Total), cmp.Compare(x.Name, y.Name)) }
+	slices.SortFunc(r.APIs, byTotal)
+	slices.SortFunc(r.SyncAPIs, byTotal)
+}

@@ -5,7 +5,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -16,8 +15,9 @@ import (
 // Formats lists the supported output formats.
 var Formats = []string{"text", "md", "json", "html"}
 
-// Generate writes res to w in the given format. It renders into a buffer
-// first, so w receives nothing on error.
+// Generate writes res to w in the given format. Text, markdown and HTML are
+// rendered into a buffer first, so w receives nothing on error; JSON is
+// streamed (it can be large), and fails only if w does.
 func Generate(w io.Writer, res *analyze.Result, format string) error {
 	var buf bytes.Buffer
 	switch format {
@@ -26,9 +26,8 @@ func Generate(w io.Writer, res *analyze.Result, format string) error {
 	case "md", "markdown":
 		writeMarkdown(&buf, res)
 	case "json":
-		if err := writeJSON(&buf, res); err != nil {
-			return err
-		}
+		// Streamed straight to w: JSON for a long trace is large.
+		return encodeSorted(w, res)
 	case "html":
 		writeHTML(&buf, res)
 	default:
@@ -84,27 +83,4 @@ func stepsCovered(e analyze.Episode) string {
 		return fmt.Sprint(e.FirstStep)
 	}
 	return fmt.Sprintf("%d–%d", e.FirstStep, e.LastStep)
-}
-
-// writeJSON writes v as indented JSON with object keys sorted at every
-// level, so the bytes depend only on the values. Numbers pass through
-// unchanged (json.Number), keeping int64 nanoseconds exact.
-func writeJSON(buf *bytes.Buffer, v any) error {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encoding json: %w", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var generic any
-	if err := dec.Decode(&generic); err != nil {
-		return fmt.Errorf("encoding json: %w", err)
-	}
-	out, err := json.MarshalIndent(generic, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding json: %w", err)
-	}
-	buf.Write(out)
-	buf.WriteByte('\n')
-	return nil
 }

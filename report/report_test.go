@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -46,5 +47,61 @@ func TestFormats(t *testing.T) {
 	}
 	if err := Generate(&h, r, "pdf"); err == nil {
 		t.Error("unknown format accepted")
+	}
+}
+
+// TestJSONSortedKeys checks that every object in the JSON report has its
+// keys in sorted order and that the stream decodes back to the Result.
+func TestJSONSortedKeys(t *testing.T) {
+	r := sample()
+	r.Sanitizer = &analyze.SanitizerReport{Logs: []analyze.SanitizerLog{{File: "m.txt", ToolErrors: -1}}}
+	var b bytes.Buffer
+	if err := Generate(&b, r, "json"); err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b.Bytes()))
+	type frame struct {
+		obj  bool
+		last string
+		key  bool
+	}
+	var stack []frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		top := len(stack) - 1
+		switch v := tok.(type) {
+		case json.Delim:
+			if v == '{' || v == '[' {
+				if top >= 0 && stack[top].obj {
+					stack[top].key = true
+				}
+				stack = append(stack, frame{obj: v == '{', key: true})
+			} else {
+				stack = stack[:top]
+			}
+			continue
+		case string:
+			if top >= 0 && stack[top].obj && stack[top].key {
+				if v < stack[top].last {
+					t.Errorf("key %q after %q", v, stack[top].last)
+				}
+				stack[top].last = v
+				stack[top].key = false
+				continue
+			}
+		}
+		if top >= 0 && stack[top].obj {
+			stack[top].key = true
+		}
+	}
+	var back analyze.Result
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Verdict != r.Verdict || len(back.Episodes) != 1 || back.Episodes[0].FirstStep != 2 || back.Sanitizer == nil {
+		t.Errorf("round trip: %+v", back)
 	}
 }

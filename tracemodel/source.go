@@ -18,6 +18,13 @@ type Source interface {
 	Scan(t *Table, fn func(arrow.RecordBatch) error) error
 }
 
+// RowEstimator is implemented by Sources that can tell cheaply about how
+// many rows a table has (an upper bound is fine); consumers use it to size
+// buffers once instead of growing them.
+type RowEstimator interface {
+	EstimateRows(t *Table) int64
+}
+
 // ErrNoCUDA is returned (wrapped) when a trace holds no CUDA activity at all.
 var ErrNoCUDA = errors.New("no CUDA activity in this export")
 

@@ -290,3 +290,18 @@ func (r *Reader) stringIDs() (map[int64]string, error) {
 	})
 	return r.strs, r.strErr
 }
+
+// EstimateRows returns an upper bound on t's rows (the rowid span of its
+// source table: two b-tree seeks, no scan). It implements
+// tracemodel.RowEstimator.
+func (r *Reader) EstimateRows(t *tracemodel.Table) int64 {
+	src := r.SourceTable(t)
+	if src == "" {
+		return 0
+	}
+	var lo, hi sql.NullInt64
+	if err := r.db.QueryRow(`SELECT min(rowid), max(rowid) FROM "` + src + `"`).Scan(&lo, &hi); err != nil || !lo.Valid {
+		return 0
+	}
+	return hi.Int64 - lo.Int64 + 1
+}

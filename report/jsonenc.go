@@ -1,0 +1,209 @@
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// encodeSorted writes v as indented JSON with the keys of every object
+// sorted, streaming to w: a report for a trace with a hundred thousand
+// steps is written without building it in memory (encoding/json orders
+// keys by field declaration, and a generic round trip to sort them costs
+// many times the output size). Scalars are formatted by encoding/json, so
+// the bytes equal json.MarshalIndent of the same value with sorted keys.
+// It supports what analyze.Result uses: structs (with embedded structs and
+// omitempty), pointers, slices, string-keyed maps, strings, bools and
+// numbers.
+func encodeSorted(w io.Writer, v any) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	e := &encoder{w: bw}
+	e.value(reflect.ValueOf(v), 0)
+	if e.err != nil {
+		return e.err
+	}
+	bw.WriteByte('\n')
+	return bw.Flush()
+}
+
+type encoder struct {
+	w   *bufio.Writer
+	err error
+}
+
+type field struct {
+	name      string
+	index     []int
+	omitEmpty bool
+}
+
+var fieldCache sync.Map // reflect.Type → []field
+
+// fields lists t's JSON fields (promoting embedded structs' fields),
+// sorted by name.
+func fields(t reflect.Type) []field {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.([]field)
+	}
+	var out []field
+	var walk func(t reflect.Type, index []int)
+	walk = func(t reflect.Type, index []int) {
+		for i := 0; i < t.NumField(); i++ {
+			sf := t.Field(i)
+			idx := append(slices.Clone(index), i)
+			tag := sf.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			name, opts, _ := strings.Cut(tag, ",")
+			if sf.Anonymous && name == "" && sf.Type.Kind() == reflect.Struct {
+				walk(sf.Type, idx)
+				continue
+			}
+			if !sf.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = sf.Name
+			}
+			out = append(out, field{name: name, index: idx, omitEmpty: strings.Contains(","+opts+",", ",omitempty,")})
+		}
+	}
+	walk(t, nil)
+	slices.SortStableFunc(out, func(a, b field) int { return strings.Compare(a.name, b.name) })
+	fieldCache.Store(t, out)
+	return out
+}
+
+func (e *encoder) raw(s string) {
+	if e.err == nil {
+		_, e.err = e.w.WriteString(s)
+	}
+}
+
+func (e *encoder) newline(depth int) {
+	e.raw("\n")
+	e.raw(strings.Repeat("  ", depth))
+}
+
+func (e *encoder) scalar(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		if e.err == nil {
+			e.err = fmt.Errorf("encoding json: %w", err)
+		}
+		return
+	}
+	e.raw(string(b))
+}
+
+func isEmpty(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool:
+		return !v.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int() == 0
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return v.Uint() == 0
+	case reflect.Float32, reflect.Float64:
+		return v.Float() == 0
+	case reflect.Pointer, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
+}
+
+func (e *encoder) value(v reflect.Value, depth int) {
+	if e.err != nil {
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			e.raw("null")
+			return
+		}
+		e.value(v.Elem(), depth)
+	case reflect.Struct:
+		fs := fields(v.Type())
+		first := true
+		for _, f := range fs {
+			fv := v.FieldByIndex(f.index)
+			if f.omitEmpty && isEmpty(fv) {
+				continue
+			}
+			if first {
+				e.raw("{")
+				first = false
+			} else {
+				e.raw(",")
+			}
+			e.newline(depth + 1)
+			e.scalar(f.name)
+			e.raw(": ")
+			e.value(fv, depth+1)
+		}
+		if first {
+			e.raw("{}")
+			return
+		}
+		e.newline(depth)
+		e.raw("}")
+	case reflect.Map:
+		if v.IsNil() {
+			e.raw("null")
+			return
+		}
+		if v.Len() == 0 {
+			e.raw("{}")
+			return
+		}
+		keys := v.MapKeys()
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
+		e.raw("{")
+		for i, k := range keys {
+			if i > 0 {
+				e.raw(",")
+			}
+			e.newline(depth + 1)
+			e.scalar(k.String())
+			e.raw(": ")
+			e.value(v.MapIndex(k), depth+1)
+		}
+		e.newline(depth)
+		e.raw("}")
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.IsNil() {
+			e.raw("null")
+			return
+		}
+		if v.Len() == 0 {
+			e.raw("[]")
+			return
+		}
+		e.raw("[")
+		for i := 0; i < v.Len(); i++ {
+			if i > 0 {
+				e.raw(",")
+			}
+			e.newline(depth + 1)
+			e.value(v.Index(i), depth+1)
+		}
+		e.newline(depth)
+		e.raw("]")
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		e.raw(strconv.FormatInt(v.Int(), 10))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		e.raw(strconv.FormatUint(v.Uint(), 10))
+	default:
+		e.scalar(v.Interface())
+	}
+}
