@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/umtrace/umtrace/tracemodel"
 )
@@ -49,15 +50,15 @@ type analysis struct {
 func (a *analysis) run() (*Result, error) {
 	c := a.c
 	a.res = Result{SchemaVersion: SchemaVersion, Thresholds: a.th}
-	a.apiStats() // first: it frees the per-call samples, the largest input
-	a.sortInputs()
+	// Phases that touch disjoint data run concurrently (traces reach tens
+	// of millions of rows; the machine has more than one core).
+	parallel(a.apiStats, a.sortInputs) // apiStats frees the per-call samples
 	a.span()
 	a.findSteps()
 	a.buildUnion()
 	a.markStalls()
 	a.attributeWaits()
-	a.findEpisodes()
-	a.stats()
+	parallel(a.findEpisodes, a.stats)
 	a.umSummary()
 	a.stepRows()
 	a.verdict()
@@ -82,19 +83,32 @@ func (a *analysis) run() (*Result, error) {
 	return r, nil
 }
 
+// parallel runs fns concurrently and waits for them.
+func parallel(fns ...func()) {
+	var wg sync.WaitGroup
+	for _, fn := range fns {
+		wg.Add(1)
+		go func() { defer wg.Done(); fn() }()
+	}
+	wg.Wait()
+}
+
 func (a *analysis) sortInputs() {
 	c := a.c
-	slices.SortFunc(c.calls, func(x, y call) int {
-		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.end, y.end), cmp.Compare(x.pid, y.pid), cmp.Compare(x.tid, y.tid))
-	})
-	slices.SortFunc(c.migrations, func(x, y migration) int {
-		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.dur, y.dur), cmp.Compare(x.addr, y.addr))
-	})
-	slices.SortFunc(c.gfaults, func(x, y gfault) int {
-		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.end, y.end), cmp.Compare(x.addr, y.addr))
-	})
-	slices.SortFunc(c.cfaults, func(x, y cfault) int {
-		return cmp.Or(cmp.Compare(x.t, y.t), cmp.Compare(x.addr, y.addr))
+	parallel(func() {
+		slices.SortFunc(c.calls, func(x, y call) int {
+			return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.end, y.end), cmp.Compare(x.pid, y.pid), cmp.Compare(x.tid, y.tid))
+		})
+		slices.SortFunc(c.gfaults, func(x, y gfault) int {
+			return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.end, y.end), cmp.Compare(x.addr, y.addr))
+		})
+		slices.SortFunc(c.cfaults, func(x, y cfault) int {
+			return cmp.Or(cmp.Compare(x.t, y.t), cmp.Compare(x.addr, y.addr))
+		})
+	}, func() {
+		slices.SortFunc(c.migrations, func(x, y migration) int {
+			return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.dur, y.dur), cmp.Compare(x.addr, y.addr))
+		})
 	})
 	// All GPU work per stream, sorted by end. Kernels (the bulk) are
 	// extended in place rather than copied.

@@ -179,6 +179,20 @@ type collector struct {
 	gpus        []string
 }
 
+// needed lists the columns the collector reads from each table; a
+// ColumnScanner may leave the others null.
+var needed = map[*tracemodel.Table][]string{
+	tracemodel.API:      {tracemodel.ColStart, tracemodel.ColEnd, tracemodel.ColPid, tracemodel.ColTid, tracemodel.ColCorrelationID, tracemodel.ColName},
+	tracemodel.Kernel:   {tracemodel.ColStart, tracemodel.ColEnd, tracemodel.ColPid, tracemodel.ColStreamID, tracemodel.ColName},
+	tracemodel.Memcpy:   {tracemodel.ColStart, tracemodel.ColEnd, tracemodel.ColPid, tracemodel.ColStreamID, tracemodel.ColCorrelationID, tracemodel.ColBytes, tracemodel.ColCopyKind, tracemodel.ColMigCause, tracemodel.ColVirtAddr},
+	tracemodel.Memset:   {tracemodel.ColStart, tracemodel.ColEnd, tracemodel.ColPid, tracemodel.ColStreamID, tracemodel.ColCorrelationID},
+	tracemodel.Sync:     {tracemodel.ColPid, tracemodel.ColStreamID, tracemodel.ColCorrelationID},
+	tracemodel.GPUFault: {tracemodel.ColStart, tracemodel.ColEnd, tracemodel.ColPid, tracemodel.ColAddress, tracemodel.ColNumFaults},
+	tracemodel.CPUFault: {tracemodel.ColStart, tracemodel.ColPid, tracemodel.ColAddress, tracemodel.ColFunction, tracemodel.ColModule, tracemodel.ColSourceFile, tracemodel.ColSourceLine},
+	tracemodel.NVTX:     {tracemodel.ColStart, tracemodel.ColEnd, tracemodel.ColPid, tracemodel.ColTid, tracemodel.ColEventType, tracemodel.ColName},
+	tracemodel.MemUsage: {tracemodel.ColAddress, tracemodel.ColBytes, tracemodel.ColMemKind, tracemodel.ColOperation},
+}
+
 // collect reads every table of src.
 func collect(src tracemodel.Source) (*collector, error) {
 	c := &collector{
@@ -223,7 +237,12 @@ func collect(src tracemodel.Source) (*collector, error) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			errs[i] = src.Scan(j.t, func(r arrow.RecordBatch) error { j.fn(r); return nil })
+			fn := func(r arrow.RecordBatch) error { j.fn(r); return nil }
+			if cs, ok := src.(tracemodel.ColumnScanner); ok {
+				errs[i] = cs.ScanColumns(j.t, needed[j.t], fn)
+			} else {
+				errs[i] = src.Scan(j.t, fn)
+			}
 		}()
 	}
 	wg.Wait()
@@ -249,6 +268,7 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 	local := c.apiNames.batchIDs(names)
 	classes := make([]*syncClass, len(local))
 	managed := make([]bool, len(local))
+	lastThread := streamKey{-1, -1}
 	for k, id := range local {
 		n := c.apiNames.names[id]
 		if cl, ok := HostBlocking[n]; ok {
@@ -267,7 +287,10 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 		}
 		c.apiSpan.add(s, e)
 		p := pid.Value(i)
-		c.threads[streamKey{p, tid.Value(i)}] = true
+		if k := (streamKey{p, tid.Value(i)}); k != lastThread {
+			c.threads[k] = true
+			lastThread = k
+		}
 		if managed[k] {
 			c.managed++
 		}

@@ -17,6 +17,7 @@ type Builder struct {
 	i32  []*array.Int32Builder
 	u64  []*array.Uint64Builder
 	str  []*array.BinaryDictionaryBuilder
+	skip []bool // columns whose appends become nulls (see Project)
 	rows int
 }
 
@@ -43,21 +44,60 @@ func NewBuilder(mem memory.Allocator, t *Table) *Builder {
 	return b
 }
 
+// Project makes appends to columns not named in cols append nulls
+// instead, so producers skip work for columns no consumer reads (string
+// columns cost a hash per row). An empty cols keeps every column.
+func (b *Builder) Project(cols []string) {
+	if len(cols) == 0 {
+		b.skip = nil
+		return
+	}
+	b.skip = make([]bool, len(b.T.Columns))
+	for i := range b.skip {
+		b.skip[i] = true
+	}
+	for _, c := range cols {
+		b.skip[b.T.Index(c)] = false
+	}
+}
+
 // Reserve reserves room for n more rows.
 func (b *Builder) Reserve(n int) { b.rb.Reserve(n) }
 
 // Int64 appends v to column i.
-func (b *Builder) Int64(i int, v int64) { b.i64[i].Append(v) }
+func (b *Builder) Int64(i int, v int64) {
+	if b.skip != nil && b.skip[i] {
+		b.i64[i].AppendNull()
+		return
+	}
+	b.i64[i].Append(v)
+}
 
 // Int32 appends v to column i.
-func (b *Builder) Int32(i int, v int32) { b.i32[i].Append(v) }
+func (b *Builder) Int32(i int, v int32) {
+	if b.skip != nil && b.skip[i] {
+		b.i32[i].AppendNull()
+		return
+	}
+	b.i32[i].Append(v)
+}
 
 // Uint64 appends v to column i.
-func (b *Builder) Uint64(i int, v uint64) { b.u64[i].Append(v) }
+func (b *Builder) Uint64(i int, v uint64) {
+	if b.skip != nil && b.skip[i] {
+		b.u64[i].AppendNull()
+		return
+	}
+	b.u64[i].Append(v)
+}
 
 // String appends v to column i. The dictionary builder copies v's bytes
 // into its memo table only when v is new, so no per-row copy is made here.
 func (b *Builder) String(i int, v string) {
+	if b.skip != nil && b.skip[i] {
+		b.str[i].AppendNull()
+		return
+	}
 	_ = b.str[i].Append(unsafe.Slice(unsafe.StringData(v), len(v)))
 }
 

@@ -18,6 +18,13 @@ type Source interface {
 	Scan(t *Table, fn func(arrow.RecordBatch) error) error
 }
 
+// ColumnScanner is implemented by Sources that can skip columns: ScanColumns
+// is Scan, except that columns not named in cols may be all null. Consumers
+// that read few columns of wide tables use it to save the producer's work.
+type ColumnScanner interface {
+	ScanColumns(t *Table, cols []string, fn func(arrow.RecordBatch) error) error
+}
+
 // RowEstimator is implemented by Sources that can tell cheaply about how
 // many rows a table has (an upper bound is fine); consumers use it to size
 // buffers once instead of growing them.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/umtrace/umtrace/tracemodel"
 )
@@ -276,5 +277,73 @@ func TestParallelRangesMatchSerial(t *testing.T) {
 		if parallel[k] != v {
 			t.Errorf("%s: serial %d, parallel %d", k, v, parallel[k])
 		}
+	}
+}
+
+// digest folds every value of every column of t into a map of per-column
+// sums and null counts.
+func digest(t *testing.T, r *Reader, tab *tracemodel.Table) map[string]int64 {
+	t.Helper()
+	d := map[string]int64{}
+	err := r.Scan(tab, func(rec arrow.RecordBatch) error {
+		for ci, col := range tab.Columns {
+			a := rec.Column(ci)
+			d[col.Name+" nulls"] += int64(a.NullN())
+			for i := 0; i < a.Len(); i++ {
+				if a.IsNull(i) {
+					continue
+				}
+				switch col.Kind {
+				case tracemodel.Int64:
+					d[col.Name] += a.(*array.Int64).Value(i)
+				case tracemodel.Int32:
+					d[col.Name] += int64(a.(*array.Int32).Value(i))
+				case tracemodel.Uint64:
+					d[col.Name] += int64(a.(*array.Uint64).Value(i))
+				case tracemodel.String:
+					d[col.Name+"="+tracemodel.Str(rec, tab, col.Name).Value(i)]++
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestFastReadMatchesDriver checks that the bulk C reader and the
+// database/sql driver path produce the same data for every table of every
+// shared export.
+func TestFastReadMatchesDriver(t *testing.T) {
+	if !fastAvailable {
+		t.Fatal("the bulk reader's SQLite symbols did not resolve: umtrace would fall back to the slow driver path")
+	}
+	old := minParallelRows
+	minParallelRows = 1000 // exercise parallel ranges too
+	defer func() { minParallelRows = old; fastAvailable = true }()
+	for _, path := range allExports(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			r, err := Open(path, Options{BatchRows: 777})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			for _, tab := range tracemodel.Tables {
+				fastAvailable = true
+				fast := digest(t, r, tab)
+				fastAvailable = false
+				slow := digest(t, r, tab)
+				if len(fast) != len(slow) {
+					t.Errorf("%s: %d digest keys fast, %d slow", tab.Name, len(fast), len(slow))
+				}
+				for k, v := range slow {
+					if fast[k] != v {
+						t.Errorf("%s %s: fast %d, driver %d", tab.Name, k, fast[k], v)
+					}
+				}
+			}
+		})
 	}
 }

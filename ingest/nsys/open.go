@@ -47,6 +47,7 @@ const DefaultBatchRows = 16 << 10
 // Reader is an open nsys export. It implements tracemodel.Source.
 type Reader struct {
 	path string
+	uri  string // read-only, immutable SQLite URI of path
 	db   *sql.DB
 	opts Options
 	info tracemodel.TraceInfo
@@ -78,7 +79,7 @@ func Open(path string, opts Options) (*Reader, error) {
 		return nil, fmt.Errorf("%s: opening: %w", path, err)
 	}
 	db.SetMaxOpenConns(8)
-	r := &Reader{path: path, db: db, opts: opts}
+	r := &Reader{path: path, uri: u.String(), db: db, opts: opts}
 	if err := r.detect(); err != nil {
 		db.Close()
 		return nil, err

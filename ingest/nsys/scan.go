@@ -21,6 +21,12 @@ import (
 // in the export's storage order, which nsys does not guarantee to be time
 // order.
 func (r *Reader) Scan(t *tracemodel.Table, fn func(arrow.RecordBatch) error) error {
+	return r.ScanColumns(t, nil, fn)
+}
+
+// ScanColumns is Scan with only the named columns filled; the others are
+// null (tracemodel.ColumnScanner). Empty cols means every column.
+func (r *Reader) ScanColumns(t *tracemodel.Table, cols []string, fn func(arrow.RecordBatch) error) error {
 	src := r.SourceTable(t)
 	if src == "" {
 		return nil
@@ -29,12 +35,13 @@ func (r *Reader) Scan(t *tracemodel.Table, fn func(arrow.RecordBatch) error) err
 	if err != nil {
 		return err
 	}
-	return r.scan(t, src, func() query { return r.query(t, src) }, strs, fn)
+	return r.scan(t, src, func() query { q := r.query(t, src); q.cols = cols; return q }, strs, fn)
 }
 
 // A query is the SELECT list for one table: integer expressions, then text
 // expressions, and a row filler that maps them to Arrow columns.
 type query struct {
+	cols []string // projection (nil: all)
 	ints []string
 	strs []string
 	fill func(b *tracemodel.Builder, iv []sql.NullInt64, sv []sql.NullString, s map[int64]string)
@@ -426,18 +433,32 @@ var errStopped = errors.New("scan stopped")
 func (r *Reader) scanRange(t *tracemodel.Table, src, base string, q query, s map[int64]string, lo, hi int64, fn func(arrow.RecordBatch) error) error {
 	readers <- struct{}{}
 	defer func() { <-readers }()
-	conn, err := r.db.Conn(context.Background())
-	if err != nil {
-		return r.wrapDBErr("reading "+src, err)
-	}
-	defer conn.Close()
 	b := tracemodel.NewBuilder(r.opts.Mem, t)
+	b.Project(q.cols)
 	defer b.Release()
 	emit := func() error {
 		rec := b.NewBatch()
 		defer rec.Release()
 		return fn(rec)
 	}
+	if fastAvailable && len(q.strs) == 0 {
+		rows, err := r.scanRangeFast(b, q, s, base+` WHERE rowid >= ? AND rowid < ?`, lo, hi, emit)
+		if err != nil {
+			if err == errStopped {
+				return err
+			}
+			return r.wrapDBErr(fmt.Sprintf("reading %s (rowid %d..%d, row %d)", src, lo, hi-1, rows), err)
+		}
+		if b.Rows() > 0 {
+			return emit()
+		}
+		return nil
+	}
+	conn, err := r.db.Conn(context.Background())
+	if err != nil {
+		return r.wrapDBErr("reading "+src, err)
+	}
+	defer conn.Close()
 	iv := make([]sql.NullInt64, len(q.ints))
 	sv := make([]sql.NullString, len(q.strs))
 	dest := make([]driver.Value, len(q.ints)+len(q.strs))
