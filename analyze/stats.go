@@ -76,26 +76,14 @@ func quantileF(sorted []float64, p float64) float64 {
 	return sorted[lo] + (h-float64(lo))*(sorted[hi]-sorted[lo])
 }
 
-// quantile returns the type-7 p-quantile of sorted values.
-func quantile(sorted []int64, p float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return 0
-	}
-	h := float64(n-1) * p
-	lo := int(math.Floor(h))
-	hi := int(math.Ceil(h))
-	if hi >= n {
-		hi = n - 1
-	}
-	return float64(sorted[lo]) + (h-float64(lo))*float64(sorted[hi]-sorted[lo])
-}
-
 // medianOf returns the median of vals without modifying it.
 func medianOf(vals []int64) float64 {
-	c := slices.Clone(vals)
-	slices.Sort(c)
-	return quantile(c, 0.5)
+	f := make([]float64, len(vals))
+	for i, v := range vals {
+		f[i] = float64(v)
+	}
+	slices.Sort(f)
+	return quantileF(f, 0.5)
 }
 
 func round1(v float64) float64 { return math.Round(v*10) / 10 }
