@@ -102,6 +102,8 @@ done
 
 if [ -z "${BENCH_NO_GO:-}" ] && grep -rqs '^func Benchmark' ingest; then
 	echo
-	echo "# ingest benchmarks: go test -run=XXX -bench=. ./ingest/..."
-	go test -run=XXX -bench=. -benchmem ./ingest/... 2>&1 | grep -E '^(Benchmark|ok|FAIL|---)' || true
+	# Per-table ingest rate (rows/s) on the largest trace: one full scan of
+	# each table through ingest/nsys with every column.
+	echo "# ingest benchmarks: UMTRACE_BENCH_TRACE=$tr go test -run=XXX -bench=. -benchtime=1x ./ingest/..."
+	UMTRACE_BENCH_TRACE=$tr go test -run=XXX -bench=. -benchtime=1x -benchmem ./ingest/... 2>&1 | grep -E '^(Benchmark|ok|FAIL|---)' || true
 fi

@@ -35,7 +35,7 @@ func (r *Reader) ScanColumns(t *tracemodel.Table, cols []string, fn func(arrow.R
 	if err != nil {
 		return err
 	}
-	return r.scan(t, src, func() query { q := r.query(t, src); q.cols = cols; return q }, strs, fn)
+	return r.scan(t, src, func() query { q := r.query(t, src, cols); q.cols = cols; return q }, strs, fn)
 }
 
 // A query is the SELECT list for one table: integer expressions, then text
@@ -74,8 +74,23 @@ func StripVersion(name string) string { return versionSuffix.ReplaceAllString(na
 func pid(g int64) int64 { return (g >> 24) & 0xFFFFFF }
 func tid(g int64) int64 { return g & 0xFFFFFF }
 
-func (r *Reader) query(t *tracemodel.Table, src string) query {
+func (r *Reader) query(t *tracemodel.Table, src string, cols []string) query {
 	col := func(n string) string { return r.col(src, n) }
+	// for selects expr only when one of the Arrow columns it feeds was
+	// requested; otherwise SQLite need not decode it.
+	for_ := func(expr string, feeds ...string) string {
+		if len(cols) == 0 {
+			return expr
+		}
+		for _, f := range feeds {
+			for _, c := range cols {
+				if f == c {
+					return expr
+				}
+			}
+		}
+		return "NULL"
+	}
 	ix := t.Index
 	corr := func(b *tracemodel.Builder, i int, v sql.NullInt64) {
 		if !v.Valid || v.Int64 == 0 {
@@ -90,7 +105,8 @@ func (r *Reader) query(t *tracemodel.Table, src string) query {
 		hasClass := r.has(src, "eventClass")
 		stripped := map[int64]string{}
 		return query{
-			ints: []string{"start", `"end"`, col("globalTid"), col("correlationId"), col("eventClass"), col("nameId"), col("returnValue")},
+			ints: []string{"start", `"end"`, col("globalTid"), for_(col("correlationId"), tracemodel.ColCorrelationID), for_(col("eventClass"), tracemodel.ColEventClass),
+				col("nameId"), for_(col("returnValue"), tracemodel.ColReturnValue)},
 			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, s map[int64]string) {
 				raw := s[v[5].Int64]
 				name, ok := stripped[v[5].Int64]
@@ -121,8 +137,10 @@ func (r *Reader) query(t *tracemodel.Table, src string) query {
 		cC, cN, cSN := ix(tracemodel.ColCorrelationID), ix(tracemodel.ColName), ix(tracemodel.ColShortName)
 		g := []int{ix(tracemodel.ColGridX), ix(tracemodel.ColGridY), ix(tracemodel.ColGridZ), ix(tracemodel.ColBlockX), ix(tracemodel.ColBlockY), ix(tracemodel.ColBlockZ)}
 		return query{
-			ints: []string{"start", `"end"`, col("globalPid"), col("deviceId"), col("contextId"), col("streamId"), col("correlationId"), r.first(src, "demangledName", "shortName"), col("shortName"),
-				col("gridX"), col("gridY"), col("gridZ"), col("blockX"), col("blockY"), col("blockZ")},
+			ints: []string{"start", `"end"`, col("globalPid"), for_(col("deviceId"), tracemodel.ColDeviceID), for_(col("contextId"), tracemodel.ColContextID), col("streamId"),
+				for_(col("correlationId"), tracemodel.ColCorrelationID), for_(r.first(src, "demangledName", "shortName"), tracemodel.ColName), for_(col("shortName"), tracemodel.ColShortName),
+				for_(col("gridX"), tracemodel.ColGridX), for_(col("gridY"), tracemodel.ColGridY), for_(col("gridZ"), tracemodel.ColGridZ),
+				for_(col("blockX"), tracemodel.ColBlockX), for_(col("blockY"), tracemodel.ColBlockY), for_(col("blockZ"), tracemodel.ColBlockZ)},
 			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, s map[int64]string) {
 				b.Int64(is[0], v[0].Int64)
 				b.Int64(is[1], v[1].Int64)
@@ -142,7 +160,9 @@ func (r *Reader) query(t *tracemodel.Table, src string) query {
 		is := []int{ix(tracemodel.ColStart), ix(tracemodel.ColEnd), ix(tracemodel.ColPid), ix(tracemodel.ColDeviceID), ix(tracemodel.ColContextID), ix(tracemodel.ColStreamID)}
 		cC, cB, cK, cSK, cDK, cMC, cVA, cCC := ix(tracemodel.ColCorrelationID), ix(tracemodel.ColBytes), ix(tracemodel.ColCopyKind), ix(tracemodel.ColSrcKind), ix(tracemodel.ColDstKind), ix(tracemodel.ColMigCause), ix(tracemodel.ColVirtAddr), ix(tracemodel.ColCopyCount)
 		return query{
-			ints: []string{"start", `"end"`, col("globalPid"), col("deviceId"), col("contextId"), col("streamId"), col("correlationId"), col("bytes"), col("copyKind"), col("srcKind"), col("dstKind"), col("migrationCause"), col("virtualAddress"), col("copyCount")},
+			ints: []string{"start", `"end"`, col("globalPid"), for_(col("deviceId"), tracemodel.ColDeviceID), for_(col("contextId"), tracemodel.ColContextID), col("streamId"),
+				col("correlationId"), col("bytes"), col("copyKind"), for_(col("srcKind"), tracemodel.ColSrcKind), for_(col("dstKind"), tracemodel.ColDstKind),
+				col("migrationCause"), col("virtualAddress"), for_(col("copyCount"), tracemodel.ColCopyCount)},
 			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
 				for k := 0; k < 6; k++ {
 					if k == 2 {
