@@ -347,3 +347,33 @@ func TestFastReadMatchesDriver(t *testing.T) {
 		})
 	}
 }
+
+// TestOddPath reads a trace whose path needs URI escaping, through both
+// read paths.
+func TestOddPath(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(sharedDir(t, "traces"), "um_pingpong_explicit.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "a b%20c?d#e")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "trace 1.sqlite")
+	if err := os.WriteFile(p, src, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer func(v bool) { fastAvailable = v }(fastAvailable)
+	for _, fast := range []bool{true, false} {
+		fastAvailable = fast
+		d := digest(t, r, tracemodel.API)
+		if d[tracemodel.ColName+"=cudaMemcpy"] != 16 {
+			t.Errorf("fast=%v: %d cudaMemcpy calls, want 16", fast, d[tracemodel.ColName+"=cudaMemcpy"])
+		}
+	}
+}
