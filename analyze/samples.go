@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -22,7 +23,7 @@ func SyncSamples(src tracemodel.Source) (map[string][]int64, error) {
 		blocking := make([]string, names.DictLen()) // "" when not host-blocking
 		for k := range blocking {
 			if v := names.DictValue(k); isHostBlocking(v) {
-				blocking[k] = v
+				blocking[k] = strings.Clone(v) // v points into the batch
 			}
 		}
 		for i := range names.Len() {
