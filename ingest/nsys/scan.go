@@ -484,11 +484,11 @@ func (r *Reader) scanRange(t *tracemodel.Table, src, base string, q query, s map
 	dest := make([]driver.Value, len(q.ints)+len(q.strs))
 	row := 0
 	err = conn.Raw(func(dc any) error {
-		qc, ok := dc.(driver.Queryer)
+		qc, ok := dc.(driver.QueryerContext)
 		if !ok {
 			return fmt.Errorf("sqlite driver does not support direct queries")
 		}
-		rows, err := qc.Query(base+` WHERE rowid >= ? AND rowid < ?`, []driver.Value{lo, hi})
+		rows, err := qc.QueryContext(context.Background(), base+` WHERE rowid >= ? AND rowid < ?`, []driver.NamedValue{{Ordinal: 1, Value: lo}, {Ordinal: 2, Value: hi}})
 		if err != nil {
 			return err
 		}

@@ -107,7 +107,6 @@ type textParser struct {
 	lineNo    int
 	sawPrefix bool
 	cur       *Finding
-	curLine   int
 	sawBlank  bool // the last sanitizer line was an empty one
 }
 
