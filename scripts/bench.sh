@@ -34,20 +34,21 @@ need
 [ -x "$BIN" ] || { echo "bench: $BIN missing; run make bench" >&2; exit 1; }
 mkdir -p "$CACHE"
 
-# The floor: one sqlite3 process reading every column umtrace's nsys
-# ingester selects (ingest/nsys/scan.go), table by table, with no output
-# formatting (aggregates force each value to be decoded).
+# The floor: one sqlite3 process reading every column `umtrace analyze`
+# needs (the projection in analyze/collect.go `needed`, as ingest/nsys maps
+# it to source columns), table by table, with no output formatting
+# (aggregates force each value to be decoded).
 floor_sql() {
 	local db=$1
 	local -a q=(
-		'CUPTI_ACTIVITY_KIND_RUNTIME:start,"end",globalTid,correlationId,eventClass,nameId,returnValue'
-		'CUPTI_ACTIVITY_KIND_KERNEL:start,"end",globalPid,deviceId,contextId,streamId,correlationId,demangledName,shortName,gridX,gridY,gridZ,blockX,blockY,blockZ'
-		'CUPTI_ACTIVITY_KIND_MEMCPY:start,"end",globalPid,deviceId,contextId,streamId,correlationId,bytes,copyKind,srcKind,dstKind,migrationCause,virtualAddress,copyCount'
-		'CUPTI_ACTIVITY_KIND_MEMSET:start,"end",globalPid,deviceId,contextId,streamId,correlationId,bytes,value,memKind'
-		'CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:start,"end",globalPid,deviceId,contextId,streamId,correlationId,deprecatedSyncType,syncType,eventId'
-		'CUDA_UM_GPU_PAGE_FAULT_EVENTS:start,"end",globalPid,deviceId,address,numberOfPageFaults,faultAccessType'
-		'CUDA_UM_CPU_PAGE_FAULT_EVENTS:start,globalPid,address,originalFaultPc,CpuInstruction,module,sourceFile,sourceLine'
-		'NVTX_EVENTS:start,"end",globalTid,eventType,textId,domainId,text'
+		'CUPTI_ACTIVITY_KIND_RUNTIME:start,"end",globalTid,correlationId,nameId'
+		'CUPTI_ACTIVITY_KIND_KERNEL:start,"end",globalPid,streamId,demangledName'
+		'CUPTI_ACTIVITY_KIND_MEMCPY:start,"end",globalPid,streamId,correlationId,bytes,copyKind,migrationCause,virtualAddress'
+		'CUPTI_ACTIVITY_KIND_MEMSET:start,"end",globalPid,streamId,correlationId'
+		'CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:globalPid,streamId,correlationId'
+		'CUDA_UM_GPU_PAGE_FAULT_EVENTS:start,"end",globalPid,address,numberOfPageFaults'
+		'CUDA_UM_CPU_PAGE_FAULT_EVENTS:start,globalPid,address,CpuInstruction,module,sourceFile,sourceLine'
+		'NVTX_EVENTS:start,"end",globalTid,eventType,textId,text'
 		'StringIds:id,value'
 	)
 	local e t cols sel
