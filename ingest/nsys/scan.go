@@ -164,13 +164,7 @@ func (r *Reader) query(t *tracemodel.Table, src string, cols []string) query {
 				col("correlationId"), col("bytes"), col("copyKind"), for_(col("srcKind"), tracemodel.ColSrcKind), for_(col("dstKind"), tracemodel.ColDstKind),
 				col("migrationCause"), col("virtualAddress"), for_(col("copyCount"), tracemodel.ColCopyCount)},
 			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
-				for k := 0; k < 6; k++ {
-					if k == 2 {
-						b.Int64(is[k], pid(v[k].Int64))
-					} else {
-						b.Int64(is[k], v[k].Int64)
-					}
-				}
+				gpuActivity(b, is, v)
 				corr(b, cC, v[6])
 				b.Int64(cB, v[7].Int64)
 				kind := v[8].Int64
@@ -201,13 +195,7 @@ func (r *Reader) query(t *tracemodel.Table, src string, cols []string) query {
 		return query{
 			ints: []string{"start", `"end"`, col("globalPid"), col("deviceId"), col("contextId"), col("streamId"), col("correlationId"), col("bytes"), col("value"), col("memKind")},
 			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
-				for k := 0; k < 6; k++ {
-					if k == 2 {
-						b.Int64(is[k], pid(v[k].Int64))
-					} else {
-						b.Int64(is[k], v[k].Int64)
-					}
-				}
+				gpuActivity(b, is, v)
 				corr(b, cC, v[6])
 				b.Int64(cB, v[7].Int64)
 				b.Int64(cV, v[8].Int64)
@@ -220,13 +208,7 @@ func (r *Reader) query(t *tracemodel.Table, src string, cols []string) query {
 		return query{
 			ints: []string{"start", `"end"`, col("globalPid"), col("deviceId"), col("contextId"), col("streamId"), col("correlationId"), col("deprecatedSyncType"), col("syncType"), col("eventId")},
 			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
-				for k := 0; k < 6; k++ {
-					if k == 2 {
-						b.Int64(is[k], pid(v[k].Int64))
-					} else {
-						b.Int64(is[k], v[k].Int64)
-					}
-				}
+				gpuActivity(b, is, v)
 				corr(b, cC, v[6])
 				st := v[8].Int64
 				if v[7].Valid {
@@ -347,6 +329,19 @@ func (r *Reader) query(t *tracemodel.Table, src string, cols []string) query {
 		}
 	}
 	panic("nsys: no query for table " + t.Name)
+}
+
+// gpuActivity fills the columns GPU activity tables share: start, end, pid
+// (from globalPid), device, context, stream; is holds their indexes and v
+// the first six selected values in the same order.
+func gpuActivity(b *tracemodel.Builder, is []int, v []sql.NullInt64) {
+	for k := 0; k < 6; k++ {
+		if k == 2 {
+			b.Int64(is[k], pid(v[k].Int64))
+		} else {
+			b.Int64(is[k], v[k].Int64)
+		}
+	}
 }
 
 func lookup(s map[int64]string, v sql.NullInt64) string {
