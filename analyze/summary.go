@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // stats fills the per-API, per-kernel, per-thread and per-stream tables.
@@ -255,8 +256,8 @@ func (a *analysis) verdict() {
 	case !umUsed:
 		r.Verdict = VerdictNoStorm
 		r.Reason = "no unified-memory activity: no managed allocations, migrations or page faults"
-		if n := countKind(c, Implicit); n > 0 {
-			r.Reason += fmt.Sprintf("; %d implicit host syncs (e.g. synchronous copies) are reported below", n)
+		if s := implicitSummary(r.SyncAPIs, 3); s != "" {
+			r.Reason += "; implicit host syncs: " + s
 		}
 	case demandMig == 0 && !faultsCollected && unknownMig > 0:
 		r.Verdict = VerdictInsufficient
@@ -283,17 +284,19 @@ func (a *analysis) verdict() {
 	}
 }
 
-func isTrue(b *bool) bool { return b != nil && *b }
-
-func countKind(c *collector, k SyncKind) int {
-	n := 0
-	for i := range c.calls {
-		if c.calls[i].class.Kind == k {
-			n++
+// implicitSummary lists the top implicit-sync APIs by blocked time, e.g.
+// "16 cudaMemcpy (144.2 ms), 1 cudaMalloc (146.1 ms)".
+func implicitSummary(apis []APIStats, limit int) string {
+	var parts []string
+	for _, a := range apis { // sorted by total time
+		if a.Kind == Implicit && len(parts) < limit {
+			parts = append(parts, fmt.Sprintf("%d %s (%s)", a.Count, a.Name, fmtNs(a.Total)))
 		}
 	}
-	return n
+	return strings.Join(parts, ", ")
 }
+
+func isTrue(b *bool) bool { return b != nil && *b }
 
 func (a *analysis) headline() {
 	r := &a.res
