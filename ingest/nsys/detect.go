@@ -300,7 +300,7 @@ func (r *Reader) EstimateRows(t *tracemodel.Table) int64 {
 		return 0
 	}
 	var lo, hi sql.NullInt64
-	if err := r.db.QueryRow(`SELECT min(rowid), max(rowid) FROM "`+src+`"`).Scan(&lo, &hi); err != nil || !lo.Valid {
+	if err := r.db.QueryRow(rowidSpanSQL(src)).Scan(&lo, &hi); err != nil || !lo.Valid {
 		return 0
 	}
 	return hi.Int64 - lo.Int64 + 1

@@ -375,7 +375,7 @@ func (r *Reader) scan(t *tracemodel.Table, src string, newQuery func() query, s 
 	sel := append(append([]string{}, q.ints...), q.strs...)
 	base := fmt.Sprintf(`SELECT %s FROM "%s"`, strings.Join(sel, ", "), src)
 	var lo, hi sql.NullInt64
-	if err := r.db.QueryRow(`SELECT min(rowid), max(rowid) FROM "`+src+`"`).Scan(&lo, &hi); err != nil {
+	if err := r.db.QueryRow(rowidSpanSQL(src)).Scan(&lo, &hi); err != nil {
 		return r.wrapDBErr("reading "+src, err)
 	}
 	if !lo.Valid {
@@ -442,6 +442,13 @@ func (r *Reader) scan(t *tracemodel.Table, src string, newQuery func() query, s 
 }
 
 var errStopped = errors.New("scan stopped")
+
+// rowidSpanSQL selects the smallest and largest rowid of table. Each is its
+// own subquery: SQLite answers a lone min() or max() of the rowid with one
+// b-tree seek, but both in one SELECT with a full scan.
+func rowidSpanSQL(table string) string {
+	return `SELECT (SELECT min(rowid) FROM "` + table + `"), (SELECT max(rowid) FROM "` + table + `")`
+}
 
 // scanRange reads rows with lo <= rowid < hi through the driver directly
 // (database/sql's per-value conversion costs a fifth of the read time).
