@@ -17,13 +17,12 @@ extern int sqlite3_bind_int64(sqlite3_stmt*, int, long long) __attribute__((weak
 extern int sqlite3_step(sqlite3_stmt*) __attribute__((weak));
 extern int sqlite3_column_type(sqlite3_stmt*, int) __attribute__((weak));
 extern long long sqlite3_column_int64(sqlite3_stmt*, int) __attribute__((weak));
-extern double sqlite3_column_double(sqlite3_stmt*, int) __attribute__((weak));
 extern int sqlite3_finalize(sqlite3_stmt*) __attribute__((weak));
 extern const char* sqlite3_errmsg(sqlite3*) __attribute__((weak));
 
 static int umFastAvailable(void) {
 	return sqlite3_open_v2 && sqlite3_close_v2 && sqlite3_prepare_v2 && sqlite3_bind_int64 &&
-		sqlite3_step && sqlite3_column_type && sqlite3_column_int64 && sqlite3_column_double &&
+		sqlite3_step && sqlite3_column_type && sqlite3_column_int64 &&
 		sqlite3_finalize && sqlite3_errmsg;
 }
 
@@ -50,11 +49,11 @@ static int umRead(sqlite3_stmt* st, int ncols, int max, int64_t* vals, uint8_t* 
 		int64_t* v = vals + (size_t)n * ncols;
 		uint8_t* z = nulls + (size_t)n * ncols;
 		for (int c = 0; c < ncols; c++) {
-			switch (sqlite3_column_type(st, c)) {
-			case 5: v[c] = 0; z[c] = 1; break;                                    // NULL
-			case 2: v[c] = (int64_t)sqlite3_column_double(st, c); z[c] = 0; break; // FLOAT
-			default: v[c] = sqlite3_column_int64(st, c); z[c] = 0;                 // INTEGER (TEXT converts)
-			}
+			// column_int64 converts REAL and TEXT and gives 0 for NULL, so
+			// the type is only needed to tell a NULL from a 0.
+			int64_t x = sqlite3_column_int64(st, c);
+			v[c] = x;
+			z[c] = x == 0 && sqlite3_column_type(st, c) == 5; // SQLITE_NULL
 		}
 		n++;
 	}
