@@ -45,6 +45,7 @@ type analysis struct {
 	baseline   map[int32]float64       // calm median per API id
 	work       map[streamKey][]gpuWork // all GPU work per stream, sorted by end
 	calmKernel map[int32]float64       // median kernel time outside storm episodes
+	maxWork    map[streamKey]int64     // longest GPU work per stream
 }
 
 func (a *analysis) run() (*Result, error) {
@@ -119,10 +120,14 @@ func (a *analysis) sortInputs() {
 		}
 	}
 	c.kernels, c.copies, c.memsets = nil, nil, nil
-	for _, ws := range a.work {
+	a.maxWork = map[streamKey]int64{}
+	for k, ws := range a.work {
 		slices.SortFunc(ws, func(x, y gpuWork) int {
 			return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(y.dur, x.dur), cmp.Compare(x.name, y.name))
 		})
+		for _, w := range ws {
+			a.maxWork[k] = max(a.maxWork[k], a.wdur(k, w))
+		}
 	}
 }
 
@@ -550,8 +555,10 @@ func (a *analysis) kernelSlowdown(lo, hi int64) []KernelSlow {
 	}
 	in := map[int32][]int64{}
 	for k, ws := range a.work {
-		// ws is sorted by end; kernels starting in the window end at or after lo.
-		for j := sort.Search(len(ws), func(j int) bool { return ws[j].end >= lo }); j < len(ws); j++ {
+		// ws is sorted by end; kernels starting in the window end at or
+		// after lo, and before hi plus the stream's longest run.
+		limit := hi + a.maxWork[k]
+		for j := sort.Search(len(ws), func(j int) bool { return ws[j].end >= lo }); j < len(ws) && ws[j].end <= limit; j++ {
 			w := ws[j]
 			d := a.wdur(k, w)
 			if s := w.end - d; w.name >= 0 && s >= lo && s < hi {

@@ -458,9 +458,14 @@ func (r *Reader) scanRange(t *tracemodel.Table, src, base string, q query, s map
 	b := tracemodel.NewBuilder(r.opts.Mem, t)
 	b.Project(q.cols)
 	defer b.Release()
+	// Size each batch's buffers once (the range's rows, at most a batch)
+	// instead of letting every column double its way up.
+	batch := int(min(hi-lo, int64(r.opts.BatchRows)))
+	b.Reserve(batch)
 	emit := func() error {
 		rec := b.NewBatch()
 		defer rec.Release()
+		b.Reserve(batch)
 		return fn(rec)
 	}
 	if fastAvailable && len(q.strs) == 0 {
