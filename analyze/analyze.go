@@ -62,6 +62,7 @@ func (a *analysis) run() (*Result, error) {
 	parallel(a.findEpisodes, a.stats)
 	a.umSummary()
 	a.stepRows()
+	a.timeline()
 	a.verdict()
 	a.headline()
 	a.mitigations()

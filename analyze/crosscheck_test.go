@@ -160,3 +160,29 @@ func TestVerdicts(t *testing.T) {
 		})
 	}
 }
+
+// TestTimeline checks that the time axis accounts for every fault and
+// fault-driven byte, and marks exactly the bins the storm covers.
+func TestTimeline(t *testing.T) {
+	res := analyzeTrace(t, filepath.Join(sharedTraces(t), "um_pingpong_default.sqlite"))
+	tl := res.Timeline
+	if len(tl.Bins) != analyze.TimelineBins || tl.BinNs*analyze.TimelineBins < res.Trace.DurationNs {
+		t.Fatalf("timeline: %d bins of %d ns for %d ns", len(tl.Bins), tl.BinNs, res.Trace.DurationNs)
+	}
+	var gpu, cpu, demand int64
+	stalls := 0
+	for i, b := range tl.Bins {
+		gpu += b.GPUFaults
+		cpu += b.CPUFaults
+		demand += b.DemandBytes
+		stalls += b.Stalls
+		e := res.Episodes[0]
+		inStorm := b.StartNs < e.EndNs && b.StartNs+tl.BinNs > e.StartNs
+		if b.Storm != inStorm {
+			t.Errorf("bin %d storm=%v, episode overlap %v", i, b.Storm, inStorm)
+		}
+	}
+	if gpu != res.UnifiedMemory.GPUFaults || cpu != res.UnifiedMemory.CPUFaults || demand != res.Headline.DemandMigBytes || stalls != 8 {
+		t.Errorf("timeline totals: %d GPU, %d CPU faults, %d B, %d stalls", gpu, cpu, demand, stalls)
+	}
+}

@@ -30,6 +30,7 @@ type Result struct {
 	Kernels       []Kernel         `json:"kernels"`
 	UnifiedMemory UM               `json:"unified_memory"`
 	Steps         Steps            `json:"steps"`
+	Timeline      Timeline         `json:"timeline"`
 	Mitigations   []Mitigation     `json:"mitigations"`
 	Sanitizer     *SanitizerReport `json:"sanitizer,omitempty"`
 	Thresholds    Thresholds       `json:"thresholds"`
@@ -200,4 +201,28 @@ type Mitigation struct {
 	Title    string `json:"title"`
 	Evidence string `json:"evidence"`
 	Action   string `json:"action"`
+}
+
+// TimelineBins is the number of equal time bins in Result.Timeline.
+const TimelineBins = 60
+
+// Timeline puts the trace on a time axis: TimelineBins equal bins from the
+// trace start, each with the host-blocked time, UM stalls, page faults and
+// fault-driven migration that fell in it.
+type Timeline struct {
+	StartNs int64         `json:"start_ns"`
+	BinNs   int64         `json:"bin_ns"`
+	Bins    []TimelineBin `json:"bins"`
+}
+
+// TimelineBin is one bin of the timeline. BlockedNs sums host-blocking
+// calls clipped to the bin (calls on different threads add up).
+type TimelineBin struct {
+	StartNs     int64 `json:"start_ns"`
+	BlockedNs   int64 `json:"blocked_ns"`
+	Stalls      int   `json:"stalls"`
+	GPUFaults   int64 `json:"gpu_faults"`
+	CPUFaults   int64 `json:"cpu_faults"`
+	DemandBytes int64 `json:"demand_migrated_bytes"`
+	Storm       bool  `json:"storm"`
 }

@@ -446,3 +446,52 @@ func (a *analysis) apiStats() {
 	slices.SortFunc(r.APIs, byTotal)
 	slices.SortFunc(r.SyncAPIs, byTotal)
 }
+
+// timeline bins the trace span into TimelineBins equal bins.
+func (a *analysis) timeline() {
+	tl := &a.res.Timeline
+	tl.StartNs = a.lo
+	tl.Bins = []TimelineBin{}
+	span := a.hi - a.lo
+	if span <= 0 {
+		return
+	}
+	tl.BinNs = (span + TimelineBins - 1) / TimelineBins
+	bins := make([]TimelineBin, TimelineBins)
+	for i := range bins {
+		bins[i].StartNs = a.lo + int64(i)*tl.BinNs
+	}
+	bin := func(t int64) int {
+		return min(max(int((t-a.lo)/tl.BinNs), 0), TimelineBins-1)
+	}
+	c := a.c
+	for i := range c.calls {
+		cl := &c.calls[i]
+		if cl.stall {
+			bins[bin(cl.start)].Stalls++
+		}
+		for b := bin(cl.start); b <= bin(cl.end); b++ {
+			lo, hi := max(cl.start, bins[b].StartNs), min(cl.end, bins[b].StartNs+tl.BinNs)
+			if hi > lo {
+				bins[b].BlockedNs += hi - lo
+			}
+		}
+	}
+	for _, g := range c.gfaults {
+		bins[bin(g.start)].GPUFaults += g.n
+	}
+	for _, f := range c.cfaults {
+		bins[bin(f.t)].CPUFaults++
+	}
+	for _, m := range c.migrations {
+		if demand(int32(m.cause)) {
+			bins[bin(m.start)].DemandBytes += int64(m.bytes)
+		}
+	}
+	for _, e := range a.res.Episodes {
+		for b := bin(e.StartNs); b <= bin(e.EndNs-1); b++ {
+			bins[b].Storm = true
+		}
+	}
+	tl.Bins = bins
+}

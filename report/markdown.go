@@ -61,6 +61,12 @@ func writeMarkdown(b *bytes.Buffer, r *analyze.Result) {
 		{"trace", fmt.Sprintf("%s ms, %s %s (export schema %s), GPUs: %s", msI(r.Trace.DurationNs), r.Trace.Producer, orDash(r.Trace.ProductVersion), orDash(r.Trace.SchemaVersion), orDash(strings.Join(r.Trace.GPUs, ", ")))},
 	})
 
+	if len(r.Timeline.Bins) > 0 {
+		w.p("## Time axis\n\n```\n")
+		writeTimeline(w.b, r, "")
+		w.p("```\n\n")
+	}
+
 	if len(r.Episodes) > 0 {
 		w.p("## Storm episodes\n\nTimes are seconds from the trace start (%d ns in the trace clock).\n\n", t0)
 		var rows [][]string

@@ -19,6 +19,10 @@ func writeText(b *bytes.Buffer, r *analyze.Result) {
 	p("  sync P50/P99    %s / %s ms\n", ms(h.SyncP50Ns), ms(h.SyncP99Ns))
 	p("  UM faults       %d GPU, %d CPU (%.1f /s); migrated %s (%s fault-driven)\n", h.GPUFaults, h.CPUFaults, h.FaultsPerSec, analyze.FormatBytes(h.MigratedBytes), analyze.FormatBytes(h.DemandMigBytes))
 	p("  steps           %s\n", strings.ReplaceAll(stepHeadline(r), "`", ""))
+	if len(r.Timeline.Bins) > 0 {
+		p("\n")
+		writeTimeline(b, r, "  ")
+	}
 	if len(r.Episodes) > 0 {
 		p("\nEpisodes (seconds from trace start):\n")
 		for _, e := range r.Episodes {
