@@ -20,6 +20,14 @@ func writeHTML(b *bytes.Buffer, r *analyze.Result) {
 	inTable := false
 	for i := 0; i < len(lines); i++ {
 		l := lines[i]
+		if strings.HasPrefix(l, "```") { // fenced block → <pre>
+			b.WriteString("<pre>")
+			for i++; i < len(lines) && !strings.HasPrefix(lines[i], "```"); i++ {
+				b.WriteString(html.EscapeString(lines[i]) + "\n")
+			}
+			b.WriteString("</pre>\n")
+			continue
+		}
 		if strings.HasPrefix(l, "|") {
 			cells := splitRow(l)
 			if !inTable {

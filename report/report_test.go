@@ -105,3 +105,17 @@ func TestJSONSortedKeys(t *testing.T) {
 		t.Errorf("round trip: %+v", back)
 	}
 }
+
+func TestHTMLTimeline(t *testing.T) {
+	r := sample()
+	r.Timeline = analyze.Timeline{StartNs: 1000, BinNs: 1e6, Bins: []analyze.TimelineBin{{StartNs: 1000, BlockedNs: 5e5, Storm: true}, {StartNs: 1e6 + 1000}}}
+	var h, md bytes.Buffer
+	Generate(&h, r, "html")
+	Generate(&md, r, "md")
+	if !strings.Contains(md.String(), "host blocked  █· [500.0 µs]") || !strings.Contains(md.String(), "storm         █·") {
+		t.Errorf("markdown time axis:\n%s", md.String())
+	}
+	if !strings.Contains(h.String(), "<pre>time axis: 2 bins") || strings.Contains(h.String(), "```") {
+		t.Errorf("html time axis:\n%s", h.String())
+	}
+}
