@@ -468,46 +468,56 @@ func (r *Reader) scanRange(t *tracemodel.Table, src, base string, q query, s map
 		b.Reserve(batch)
 		return fn(rec)
 	}
+	stmt := base + ` WHERE rowid >= ? AND rowid < ?`
+	var rows int
+	var err error
 	if fastAvailable && len(q.strs) == 0 {
-		rows, err := r.scanRangeFast(b, q, s, base+` WHERE rowid >= ? AND rowid < ?`, lo, hi, emit)
-		if err != nil {
-			if err == errStopped {
-				return err
-			}
-			return r.wrapDBErr(fmt.Sprintf("reading %s (rowid %d..%d, row %d)", src, lo, hi-1, rows), err)
-		}
-		if b.Rows() > 0 {
-			return emit()
-		}
-		return nil
+		rows, err = r.scanRangeFast(b, q, s, stmt, lo, hi, emit)
+	} else {
+		rows, err = r.scanRangeDriver(b, q, s, stmt, lo, hi, emit)
 	}
+	if err != nil {
+		if err == errStopped {
+			return err
+		}
+		return r.wrapDBErr(fmt.Sprintf("reading %s (rowid %d..%d, row %d)", src, lo, hi-1, rows), err)
+	}
+	if b.Rows() > 0 {
+		return emit()
+	}
+	return nil
+}
+
+// scanRangeDriver reads stmt's rows through the go-sqlite3 driver directly
+// (no database/sql conversion); it handles text columns, which the bulk
+// reader does not.
+func (r *Reader) scanRangeDriver(b *tracemodel.Builder, q query, s map[int64]string, stmt string, lo, hi int64, emit func() error) (rows int, err error) {
 	conn, err := r.db.Conn(context.Background())
 	if err != nil {
-		return r.wrapDBErr("reading "+src, err)
+		return 0, err
 	}
 	defer conn.Close()
 	iv := make([]sql.NullInt64, len(q.ints))
 	sv := make([]sql.NullString, len(q.strs))
 	dest := make([]driver.Value, len(q.ints)+len(q.strs))
-	row := 0
 	err = conn.Raw(func(dc any) error {
 		qc, ok := dc.(driver.QueryerContext)
 		if !ok {
 			return fmt.Errorf("sqlite driver does not support direct queries")
 		}
-		rows, err := qc.QueryContext(context.Background(), base+` WHERE rowid >= ? AND rowid < ?`, []driver.NamedValue{{Ordinal: 1, Value: lo}, {Ordinal: 2, Value: hi}})
+		rs, err := qc.QueryContext(context.Background(), stmt, []driver.NamedValue{{Ordinal: 1, Value: lo}, {Ordinal: 2, Value: hi}})
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
+		defer rs.Close()
 		for {
-			if err := rows.Next(dest); err != nil {
+			if err := rs.Next(dest); err != nil {
 				if err == io.EOF {
 					return nil
 				}
 				return err
 			}
-			row++
+			rows++
 			for i := range iv {
 				iv[i] = toInt(dest[i])
 			}
@@ -523,16 +533,7 @@ func (r *Reader) scanRange(t *tracemodel.Table, src, base string, q query, s map
 			}
 		}
 	})
-	if err != nil {
-		if err == errStopped {
-			return err
-		}
-		return r.wrapDBErr(fmt.Sprintf("reading %s (rowid %d..%d, row %d)", src, lo, hi-1, row), err)
-	}
-	if b.Rows() > 0 {
-		return emit()
-	}
-	return nil
+	return rows, err
 }
 
 func toInt(v driver.Value) sql.NullInt64 {
