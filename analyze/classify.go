@@ -115,6 +115,17 @@ const (
 // CauseNames names migration causes in reports.
 var CauseNames = [numCauses]string{"unknown", "user_prefetch", "page_fault", "speculative_prefetch", "eviction", "access_counters"}
 
+// DemandCause reports whether a cause name (as in MigrationAgg.Cause) is
+// fault-driven; reports use it so the rule lives in one place.
+func DemandCause(name string) bool {
+	for c, n := range CauseNames {
+		if n == name {
+			return demand(int32(c))
+		}
+	}
+	return false
+}
+
 // demand reports whether a migration cause is fault-driven (or driven by
 // memory pressure) rather than requested by the program.
 func demand(cause int32) bool {

@@ -68,7 +68,7 @@ func verdictWord(v string) string {
 func migrated(ms []analyze.MigrationAgg, demandOnly bool) int64 {
 	var b int64
 	for _, m := range ms {
-		if !demandOnly || m.Cause == "page_fault" || m.Cause == "speculative_prefetch" || m.Cause == "eviction" {
+		if !demandOnly || analyze.DemandCause(m.Cause) {
 			b += m.Bytes
 		}
 	}
