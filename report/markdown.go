@@ -153,7 +153,7 @@ var episodeHead = []string{"#", "start", "end", "duration ms", "stalls", "syncs"
 
 func episodeRow(e analyze.Episode, t0 int64) []string {
 	return []string{fmt.Sprint(e.Index), sec(e.StartNs, t0), sec(e.EndNs, t0), msI(e.DurationNs), fmt.Sprint(e.Stalls), fmt.Sprint(e.Syncs),
-		msI(e.BlockedNs), msI(e.ExcessNs), fmt.Sprint(e.GPUFaults), fmt.Sprint(e.CPUFaults), analyze.FormatBytes(migrated(e.Migrations, true)), stepsCovered(e)}
+		msI(e.BlockedNs), msI(e.ExcessNs), fmt.Sprint(e.GPUFaults), fmt.Sprint(e.CPUFaults), analyze.FormatBytes(demandBytes(e.Migrations)), stepsCovered(e)}
 }
 
 func writeEvidence(w mdw, e analyze.Episode, t0 int64) {

@@ -65,10 +65,11 @@ func verdictWord(v string) string {
 	return "insufficient data"
 }
 
-func migrated(ms []analyze.MigrationAgg, demandOnly bool) int64 {
+// demandBytes sums the fault-driven migrations of ms.
+func demandBytes(ms []analyze.MigrationAgg) int64 {
 	var b int64
 	for _, m := range ms {
-		if !demandOnly || analyze.DemandCause(m.Cause) {
+		if analyze.DemandCause(m.Cause) {
 			b += m.Bytes
 		}
 	}

@@ -32,7 +32,7 @@ func writeText(b *bytes.Buffer, r *analyze.Result) {
 			}
 			p("  #%d %s–%s  %s ms, %d stalls (%s), %s ms excess, %d GPU + %d CPU faults, %s fault-driven migration, steps %s\n",
 				e.Index, sec(e.StartNs, t0), sec(e.EndNs, t0), msI(e.DurationNs), e.Stalls, strings.Join(s, ", "), msI(e.ExcessNs),
-				e.GPUFaults, e.CPUFaults, analyze.FormatBytes(migrated(e.Migrations, true)), stepsCovered(e))
+				e.GPUFaults, e.CPUFaults, analyze.FormatBytes(demandBytes(e.Migrations)), stepsCovered(e))
 		}
 	}
 	p("\nSync latency (ms):\n  %-28s %-8s %7s %10s %9s %9s %9s %9s\n", "API", "kind", "count", "total", "P50", "P95", "P99", "max")
