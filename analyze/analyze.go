@@ -23,7 +23,10 @@ func Analyze(src tracemodel.Source, opts Options) (*Result, error) {
 	if opts.TopN <= 0 {
 		opts.TopN = 10
 	}
+	done := phase("collect")
 	c, err := collect(src)
+	done()
+
 	if err != nil {
 		return nil, err
 	}
@@ -53,21 +56,27 @@ func (a *analysis) run() (*Result, error) {
 	a.res = Result{SchemaVersion: SchemaVersion, Thresholds: a.th}
 	// Phases that touch disjoint data run concurrently (traces reach tens
 	// of millions of rows; the machine has more than one core).
-	parallel(a.apiStats, a.sortInputs) // apiStats frees the per-call samples
-	a.span()
-	a.findSteps()
-	a.buildUnion()
-	a.markStalls()
-	a.attributeWaits()
-	parallel(a.findEpisodes, a.stats)
-	a.umSummary()
-	a.stepRows()
-	a.timeline()
-	a.verdict()
-	a.headline()
-	a.mitigations()
-	a.res.Sanitizer = a.sanitizerReport(a.opts.Sanitizer)
-	a.warnings()
+	for _, p := range []struct {
+		name string
+		fns  []func()
+	}{
+		{"apiStats+sort", []func(){a.apiStats, a.sortInputs}}, // apiStats frees the per-call samples
+		{"span", []func(){a.span}},
+		{"findSteps", []func(){a.findSteps}},
+		{"buildUnion", []func(){a.buildUnion}},
+		{"markStalls", []func(){a.markStalls}},
+		{"attributeWaits", []func(){a.attributeWaits}},
+		{"episodes+stats", []func(){a.findEpisodes, a.stats}},
+		{"umSummary", []func(){a.umSummary}},
+		{"stepRows", []func(){a.stepRows}},
+		{"timeline", []func(){a.timeline}},
+		{"verdict", []func(){func() { a.verdict(); a.headline(); a.mitigations() }}},
+		{"sanitizer", []func(){func() { a.res.Sanitizer = a.sanitizerReport(a.opts.Sanitizer); a.warnings() }}},
+	} {
+		done := phase(p.name)
+		parallel(p.fns...)
+		done()
+	}
 	r := &a.res
 	r.Trace = TraceMeta{
 		File: filepath.Base(a.info.Path), Producer: a.info.Producer, ProductVersion: a.info.ProductVersion,
@@ -114,10 +123,21 @@ func (a *analysis) sortInputs() {
 	})
 	// All GPU work per stream, sorted by end. Kernels (the bulk) are
 	// extended in place rather than copied.
-	a.work = c.kernels
-	for _, m := range []map[streamKey][]gpuWork{c.copies, c.memsets} {
-		for k, ws := range m {
-			a.work[k] = append(a.work[k], ws...)
+	a.work = map[streamKey][]gpuWork{}
+	for _, m := range []map[streamKey]*chunks[gpuWork]{c.kernels, c.copies, c.memsets} {
+		for k := range m {
+			if _, done := a.work[k]; done {
+				continue
+			}
+			ws := make([]gpuWork, 0, c.kernels[k].len()+c.copies[k].len()+c.memsets[k].len())
+			ws = c.kernels[k].appendTo(ws)
+			ws = c.copies[k].appendTo(ws)
+			ws = c.memsets[k].appendTo(ws)
+			a.work[k] = ws
+			// Let the collector's blocks go as soon as they are copied.
+			delete(c.kernels, k)
+			delete(c.copies, k)
+			delete(c.memsets, k)
 		}
 	}
 	c.kernels, c.copies, c.memsets = nil, nil, nil
@@ -236,11 +256,11 @@ func (a *analysis) findSteps() {
 func (a *analysis) buildUnion() {
 	per := map[int64][]span{}
 	for _, g := range a.c.gfaults {
-		per[g.pid] = append(per[g.pid], span{g.start, max(g.end, g.start+1)})
+		per[g.pid] = push(per[g.pid], span{g.start, max(g.end, g.start+1)})
 	}
 	for _, m := range a.c.migrations {
 		if demand(int32(m.cause)) {
-			per[int64(m.pid)] = append(per[int64(m.pid)], span{m.start, max(m.end(), m.start+1)})
+			per[int64(m.pid)] = push(per[int64(m.pid)], span{m.start, max(m.end(), m.start+1)})
 		}
 	}
 	a.union = map[int64][]span{}
@@ -280,7 +300,7 @@ func (a *analysis) markStalls() {
 			cl.overlap = float64(a.overlapNs(cl.pid, cl.start, cl.end)) / float64(d)
 		}
 		if cl.overlap < a.th.MinOverlap {
-			calm[cl.api] = append(calm[cl.api], cl.dur())
+			calm[cl.api] = push(calm[cl.api], cl.dur())
 		}
 	}
 	a.baseline = map[int32]float64{}

@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 
@@ -146,19 +147,19 @@ func newSpan() span { return span{math.MaxInt64, math.MinInt64} }
 type collector struct {
 	// API
 	apiNames *interner
-	// API: one packed sample per call, api id << 32 | duration; calls of
-	// 4.29 s or more keep their exact duration in longAPI instead.
-	apiSamples []uint64
-	longAPI    map[int32][]int64
-	calls      []call
-	managed    int
-	threads    map[streamKey]bool // (pid, tid)
-	apiSpan    span
+	// API: the duration of every call, by API id; calls of 4.29 s or more
+	// keep their exact duration in longAPI instead.
+	apiDurs []*chunks[uint32]
+	longAPI map[int32][]int64
+	calls   []call
+	managed int
+	threads map[streamKey]bool // (pid, tid)
+	apiSpan span
 	// GPU work
 	kernelNames *interner
-	kernels     map[streamKey][]gpuWork
-	copies      map[streamKey][]gpuWork
-	memsets     map[streamKey][]gpuWork
+	kernels     map[streamKey]*chunks[gpuWork]
+	copies      map[streamKey]*chunks[gpuWork]
+	memsets     map[streamKey]*chunks[gpuWork]
 	copyStream  map[pidCorr]int64 // explicit copy or memset → stream
 	setStream   map[pidCorr]int64
 	gpuSpan     span
@@ -197,13 +198,12 @@ var needed = map[*tracemodel.Table][]string{
 func collect(src tracemodel.Source) (*collector, error) {
 	c := &collector{
 		apiNames: newInterner(), kernelNames: newInterner(), siteNames: newInterner(),
-		threads: map[streamKey]bool{}, kernels: map[streamKey][]gpuWork{}, copies: map[streamKey][]gpuWork{},
-		memsets: map[streamKey][]gpuWork{}, copyStream: map[pidCorr]int64{}, setStream: map[pidCorr]int64{},
+		threads: map[streamKey]bool{}, kernels: map[streamKey]*chunks[gpuWork]{}, copies: map[streamKey]*chunks[gpuWork]{},
+		memsets: map[streamKey]*chunks[gpuWork]{}, copyStream: map[pidCorr]int64{}, setStream: map[pidCorr]int64{},
 		syncStream: map[pidCorr]int64{}, threadNames: map[streamKey]string{},
 		apiSpan: newSpan(), gpuSpan: newSpan(), longAPI: map[int32][]int64{}, longWork: map[longKey]int64{},
 	}
 	if est, ok := src.(tracemodel.RowEstimator); ok {
-		c.apiSamples = make([]uint64, 0, est.EstimateRows(tracemodel.API))
 		c.migrations = make([]migration, 0, est.EstimateRows(tracemodel.Memcpy))
 		c.gfaults = make([]gfault, 0, est.EstimateRows(tracemodel.GPUFault))
 		c.cfaults = make([]cfault, 0, est.EstimateRows(tracemodel.CPUFault))
@@ -281,7 +281,10 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 		id := local[k]
 		s, e := st.Value(i), en.Value(i)
 		if d := e - s; d >= 0 && d < maxDur {
-			c.apiSamples = append(c.apiSamples, uint64(id)<<32|uint64(d))
+			for int(id) >= len(c.apiDurs) {
+				c.apiDurs = append(c.apiDurs, &chunks[uint32]{})
+			}
+			c.apiDurs[id].push(uint32(d))
 		} else {
 			c.longAPI[id] = append(c.longAPI[id], d)
 		}
@@ -299,12 +302,12 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 			if !corr.IsNull(i) {
 				cr = corr.Value(i)
 			}
-			c.calls = append(c.calls, call{start: s, end: e, pid: p, tid: tid.Value(i), corr: cr, api: id, class: *cl})
+			c.calls = push(c.calls, call{start: s, end: e, pid: p, tid: tid.Value(i), corr: cr, api: id, class: *cl})
 		}
 	}
 }
 
-func (c *collector) addWork(r arrow.RecordBatch, t *tracemodel.Table, dst map[streamKey][]gpuWork, byCorr map[pidCorr]int64, sp *span) {
+func (c *collector) addWork(r arrow.RecordBatch, t *tracemodel.Table, dst map[streamKey]*chunks[gpuWork], byCorr map[pidCorr]int64, sp *span) {
 	st, en := tracemodel.I64(r, t, tracemodel.ColStart), tracemodel.I64(r, t, tracemodel.ColEnd)
 	pid, strm := tracemodel.I64(r, t, tracemodel.ColPid), tracemodel.I64(r, t, tracemodel.ColStreamID)
 	corr := tracemodel.I64(r, t, tracemodel.ColCorrelationID)
@@ -315,19 +318,37 @@ func (c *collector) addWork(r arrow.RecordBatch, t *tracemodel.Table, dst map[st
 		names = tracemodel.Str(r, t, tracemodel.ColName)
 		local = c.kernelNames.batchIDs(names)
 	}
+	// Rows of a stream come in runs: look its list up once per run.
+	var k streamKey
+	var ws *chunks[gpuWork]
 	for i := 0; i < int(r.NumRows()); i++ {
-		k := streamKey{pid.Value(i), strm.Value(i)}
+		if nk := (streamKey{pid.Value(i), strm.Value(i)}); ws == nil || nk != k {
+			if k, ws = nk, dst[nk]; ws == nil {
+				ws = &chunks[gpuWork]{}
+				dst[k] = ws
+			}
+		}
 		name := int32(memsetCode)
 		if isKernel {
 			name = strID(local, names, i)
 		}
 		s, e := st.Value(i), en.Value(i)
-		dst[k] = append(dst[k], c.newWork(k, s, e, name))
+		ws.push(c.newWork(k, s, e, name))
 		sp.add(s, e)
 		if byCorr != nil && !corr.IsNull(i) {
 			byCorr[pidCorr{k.pid, corr.Value(i)}] = k.stream
 		}
 	}
+}
+
+// push appends v to s, doubling the capacity when s is full: append grows
+// large slices by a quarter, which for millions of records costs five
+// times their size in allocation and copying.
+func push[T any](s []T, v T) []T {
+	if len(s) == cap(s) {
+		s = slices.Grow(s, max(len(s), 256))
+	}
+	return append(s, v)
 }
 
 // newWork packs GPU work, keeping exact durations of 4.29 s or more aside.
@@ -367,11 +388,16 @@ func (c *collector) addMemcpy(r arrow.RecordBatch, sp *span) {
 			if !va.IsNull(i) {
 				m.addr = va.Value(i)
 			}
-			c.migrations = append(c.migrations, m)
+			c.migrations = push(c.migrations, m)
 			continue
 		}
 		k := streamKey{p, strm.Value(i)}
-		c.copies[k] = append(c.copies[k], c.newWork(k, s, e, -1-kd))
+		ws := c.copies[k]
+		if ws == nil {
+			ws = &chunks[gpuWork]{}
+			c.copies[k] = ws
+		}
+		ws.push(c.newWork(k, s, e, -1-kd))
 		if !corr.IsNull(i) {
 			c.copyStream[pidCorr{p, corr.Value(i)}] = k.stream
 		}
@@ -395,7 +421,7 @@ func (c *collector) addGPUFault(r arrow.RecordBatch) {
 	pid, n := tracemodel.I64(r, t, tracemodel.ColPid), tracemodel.I64(r, t, tracemodel.ColNumFaults)
 	addr := tracemodel.U64(r, t, tracemodel.ColAddress)
 	for i := 0; i < int(r.NumRows()); i++ {
-		c.gfaults = append(c.gfaults, gfault{start: st.Value(i), end: en.Value(i), pid: pid.Value(i), addr: addr.Value(i), n: n.Value(i)})
+		c.gfaults = push(c.gfaults, gfault{start: st.Value(i), end: en.Value(i), pid: pid.Value(i), addr: addr.Value(i), n: n.Value(i)})
 	}
 }
 
@@ -413,7 +439,7 @@ func (c *collector) addCPUFault(r arrow.RecordBatch) {
 			site = c.siteNames.id(siteLabel(fn.Value(i), mod.Value(i), file.Value(i), line.Value(i)))
 			cache[key] = site
 		}
-		c.cfaults = append(c.cfaults, cfault{t: st.Value(i), pid: pid.Value(i), addr: addr.Value(i), site: site})
+		c.cfaults = push(c.cfaults, cfault{t: st.Value(i), pid: pid.Value(i), addr: addr.Value(i), site: site})
 	}
 }
 
@@ -453,7 +479,7 @@ func (c *collector) addNVTX(r arrow.RecordBatch) {
 		if en.IsNull(i) || !rangeTypes[et.Value(i)] {
 			continue
 		}
-		c.ranges = append(c.ranges, nvtxRange{start: st.Value(i), end: en.Value(i), pid: pid.Value(i), tid: tid.Value(i), name: strings.Clone(names.Value(i))})
+		c.ranges = push(c.ranges, nvtxRange{start: st.Value(i), end: en.Value(i), pid: pid.Value(i), tid: tid.Value(i), name: strings.Clone(names.Value(i))})
 	}
 }
 

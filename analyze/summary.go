@@ -402,9 +402,6 @@ func (a *analysis) apiStats() {
 	r := &a.res
 	r.APIs = []APIStats{}
 	r.SyncAPIs = []APIStats{}
-	// Sorting the packed samples groups them by API and orders each API's
-	// durations; each run is summarized and dropped.
-	slices.Sort(c.apiSamples)
 	emit := func(id int32, ds []float64) {
 		name := c.apiNames.names[id]
 		s := APIStats{Name: name, Dist: summarizeF(ds)}
@@ -415,22 +412,26 @@ func (a *analysis) apiStats() {
 		r.APIs = append(r.APIs, s)
 	}
 	seen := map[int32]bool{}
-	for i := 0; i < len(c.apiSamples); {
-		id := int32(c.apiSamples[i] >> 32)
-		j := i
-		for j < len(c.apiSamples) && int32(c.apiSamples[j]>>32) == id {
-			j++
+	var buf []float64
+	for i, durs := range c.apiDurs {
+		id := int32(i)
+		if durs.len() == 0 {
+			continue
 		}
-		ds := make([]float64, 0, j-i+len(c.longAPI[id]))
-		for _, v := range c.apiSamples[i:j] {
-			ds = append(ds, float64(uint32(v)))
+		// One buffer serves every API: summarizeF keeps nothing.
+		ds := slices.Grow(buf[:0], durs.len()+len(c.longAPI[id]))
+		for _, b := range durs.blocks {
+			for _, v := range b {
+				ds = append(ds, float64(v))
+			}
 		}
 		for _, v := range c.longAPI[id] {
 			ds = append(ds, float64(v))
 		}
+		buf = ds
 		emit(id, ds)
 		seen[id] = true
-		i = j
+		c.apiDurs[i] = nil
 	}
 	for id, ls := range c.longAPI {
 		if !seen[id] {
@@ -441,7 +442,7 @@ func (a *analysis) apiStats() {
 			emit(id, ds)
 		}
 	}
-	c.apiSamples = nil
+	c.apiDurs = nil
 	byTotal := func(x, y APIStats) int { return cmp.Or(cmp.Compare(y.Total, x.Total), cmp.Compare(x.Name, y.Name)) }
 	slices.SortFunc(r.APIs, byTotal)
 	slices.SortFunc(r.SyncAPIs, byTotal)

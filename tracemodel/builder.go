@@ -1,6 +1,8 @@
 package tracemodel
 
 import (
+	"fmt"
+	"sync"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -10,99 +12,209 @@ import (
 
 // Builder builds record batches of one table with typed appends. Columns are
 // addressed by position (use Table.Index once, outside the row loop).
+//
+// Fixed-width columns are written straight into buffers the size of a
+// batch, taken from and given back to a pool when the batch is released:
+// tens of millions of rows then cost a few batches of memory, not a
+// garbage-collected allocation per batch (Arrow's builders also round
+// capacity up to twice a power of two and copy when trimming).
 type Builder struct {
-	T    *Table
-	rb   *array.RecordBuilder
-	i64  []*array.Int64Builder
-	i32  []*array.Int32Builder
-	u64  []*array.Uint64Builder
-	str  []*array.BinaryDictionaryBuilder
-	skip []bool // columns whose appends become nulls (see Project)
-	rows int
+	T      *Table
+	schema *arrow.Schema
+	mem    memory.Allocator
+	cols   []column
+	rows   int
 }
 
-// NewBuilder returns a Builder for t using mem.
+// column is one column under construction.
+type column struct {
+	kind  Kind
+	skip  bool // left out by Project: appends are dropped
+	n     int  // values appended
+	nulls int
+	i64   []int64 // the values, a view of buf (one of i64, i32, u64)
+	i32   []int32
+	u64   []uint64
+	buf   []byte
+	valid []byte // validity bitmap; nil while every value is valid
+	str   *array.BinaryDictionaryBuilder
+}
+
+// NewBuilder returns a Builder for t; string columns allocate from mem.
 func NewBuilder(mem memory.Allocator, t *Table) *Builder {
-	b := &Builder{T: t, rb: array.NewRecordBuilder(mem, t.Schema())}
-	n := len(t.Columns)
-	b.i64 = make([]*array.Int64Builder, n)
-	b.i32 = make([]*array.Int32Builder, n)
-	b.u64 = make([]*array.Uint64Builder, n)
-	b.str = make([]*array.BinaryDictionaryBuilder, n)
+	b := &Builder{T: t, schema: t.Schema(), mem: mem, cols: make([]column, len(t.Columns))}
 	for i, col := range t.Columns {
-		switch col.Kind {
-		case Int64:
-			b.i64[i] = b.rb.Field(i).(*array.Int64Builder)
-		case Int32:
-			b.i32[i] = b.rb.Field(i).(*array.Int32Builder)
-		case Uint64:
-			b.u64[i] = b.rb.Field(i).(*array.Uint64Builder)
-		case String:
-			b.str[i] = b.rb.Field(i).(*array.BinaryDictionaryBuilder)
+		b.cols[i].kind = col.Kind
+		if col.Kind == String {
+			b.cols[i].str = array.NewBuilder(mem, b.schema.Field(i).Type).(*array.BinaryDictionaryBuilder)
 		}
 	}
 	return b
 }
 
-// Project makes appends to columns not named in cols append nulls
-// instead, so producers skip work for columns no consumer reads (string
-// columns cost a hash per row). An empty cols keeps every column.
+// Project drops appends to columns not named in cols: in the batches they
+// are all null and cost no memory, so producers and consumers skip work for
+// columns no consumer reads (string columns cost a hash per row). An empty
+// cols keeps every column. Call it before the first append.
 func (b *Builder) Project(cols []string) {
-	if len(cols) == 0 {
-		b.skip = nil
-		return
-	}
-	b.skip = make([]bool, len(b.T.Columns))
-	for i := range b.skip {
-		b.skip[i] = true
+	for i := range b.cols {
+		b.cols[i].skip = len(cols) > 0
 	}
 	for _, c := range cols {
-		b.skip[b.T.Index(c)] = false
+		b.cols[b.T.Index(c)].skip = false
 	}
 }
 
-// Reserve reserves room for n more rows.
-func (b *Builder) Reserve(n int) { b.rb.Reserve(n) }
+func (k Kind) width() int {
+	switch k {
+	case Int32:
+		return 4
+	case String:
+		return 0
+	}
+	return 8
+}
+
+// Reserve makes room for n more rows in every column.
+func (b *Builder) Reserve(n int) {
+	for i := range b.cols {
+		c := &b.cols[i]
+		switch {
+		case c.skip:
+		case c.kind == String:
+			// Arrow rounds n up to the next power of two above it.
+			c.str.Reserve(max(c.n+n-1, 1) - c.n)
+		default:
+			if c.n+n > c.capacity() {
+				c.grow(c.n + n)
+			}
+		}
+	}
+}
+
+func (c *column) capacity() int {
+	if w := c.kind.width(); w > 0 {
+		return len(c.buf) / w
+	}
+	return 0
+}
+
+// grow gives c room for at least n values, keeping those it has.
+func (c *column) grow(n int) {
+	w := c.kind.width()
+	buf := pool.Allocate(n * w)
+	copy(buf, c.buf[:c.n*w])
+	var valid []byte
+	if c.valid != nil {
+		valid = pool.Allocate((n + 7) / 8)
+		m := copy(valid, c.valid[:(c.n+7)/8])
+		clear(valid[m:])
+		pool.Free(c.valid)
+	}
+	if c.buf != nil {
+		pool.Free(c.buf)
+	}
+	c.buf, c.valid = buf, valid
+	switch c.kind {
+	case Int64:
+		c.i64 = unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(buf))), n)
+	case Int32:
+		c.i32 = unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(buf))), n)
+	case Uint64:
+		c.u64 = unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(buf))), n)
+	}
+}
+
+// appended records one value at position c.n, valid or not.
+func (c *column) appended(valid bool) {
+	if !valid {
+		if c.valid == nil {
+			c.valid = pool.Allocate((c.capacity() + 7) / 8)
+			clear(c.valid)
+			for i := 0; i < c.n; i++ {
+				c.valid[i>>3] |= 1 << (i & 7)
+			}
+		}
+		c.nulls++
+	} else if c.valid != nil {
+		c.valid[c.n>>3] |= 1 << (c.n & 7)
+	}
+	c.n++
+}
 
 // Int64 appends v to column i.
 func (b *Builder) Int64(i int, v int64) {
-	if b.skip != nil && b.skip[i] {
-		b.i64[i].AppendNull()
+	c := &b.cols[i]
+	if c.skip {
 		return
 	}
-	b.i64[i].Append(v)
+	if c.n == len(c.i64) {
+		c.grow(max(2*c.n, 64))
+	}
+	c.i64[c.n] = v
+	c.appended(true)
 }
 
 // Int32 appends v to column i.
 func (b *Builder) Int32(i int, v int32) {
-	if b.skip != nil && b.skip[i] {
-		b.i32[i].AppendNull()
+	c := &b.cols[i]
+	if c.skip {
 		return
 	}
-	b.i32[i].Append(v)
+	if c.n == len(c.i32) {
+		c.grow(max(2*c.n, 64))
+	}
+	c.i32[c.n] = v
+	c.appended(true)
 }
 
 // Uint64 appends v to column i.
 func (b *Builder) Uint64(i int, v uint64) {
-	if b.skip != nil && b.skip[i] {
-		b.u64[i].AppendNull()
+	c := &b.cols[i]
+	if c.skip {
 		return
 	}
-	b.u64[i].Append(v)
+	if c.n == len(c.u64) {
+		c.grow(max(2*c.n, 64))
+	}
+	c.u64[c.n] = v
+	c.appended(true)
 }
 
 // String appends v to column i. The dictionary builder copies v's bytes
 // into its memo table only when v is new, so no per-row copy is made here.
 func (b *Builder) String(i int, v string) {
-	if b.skip != nil && b.skip[i] {
-		b.str[i].AppendNull()
+	c := &b.cols[i]
+	if c.skip {
 		return
 	}
-	_ = b.str[i].Append(unsafe.Slice(unsafe.StringData(v), len(v)))
+	_ = c.str.Append(unsafe.Slice(unsafe.StringData(v), len(v)))
+	c.n++
 }
 
 // Null appends a null to column i.
-func (b *Builder) Null(i int) { b.rb.Field(i).AppendNull() }
+func (b *Builder) Null(i int) {
+	c := &b.cols[i]
+	switch {
+	case c.skip:
+		return
+	case c.kind == String:
+		c.str.AppendNull()
+		c.n++
+		return
+	case c.n == c.capacity():
+		c.grow(max(2*c.n, 64))
+	}
+	switch c.kind {
+	case Int64:
+		c.i64[c.n] = 0
+	case Int32:
+		c.i32[c.n] = 0
+	case Uint64:
+		c.u64[c.n] = 0
+	}
+	c.appended(false)
+}
 
 // EndRow marks the end of a row (for Rows).
 func (b *Builder) EndRow() { b.rows++ }
@@ -111,11 +223,149 @@ func (b *Builder) EndRow() { b.rows++ }
 func (b *Builder) Rows() int { return b.rows }
 
 // NewBatch returns the rows appended so far as a record batch and resets the
-// builder. The caller owns the batch and must Release it.
+// builder. The caller owns the batch and must Release it. Every column
+// must have one value per row.
 func (b *Builder) NewBatch() arrow.RecordBatch {
+	n := b.rows
 	b.rows = 0
-	return b.rb.NewRecordBatch()
+	arrs := make([]arrow.Array, len(b.cols))
+	for i := range b.cols {
+		c := &b.cols[i]
+		switch {
+		case c.skip:
+			arrs[i] = nullArray(b.schema.Field(i).Type, n)
+			continue
+		case c.n != n:
+			panic(fmt.Sprintf("tracemodel: %s.%s has %d values in a batch of %d rows", b.T.Name, b.T.Columns[i].Name, c.n, n))
+		case c.kind == String:
+			arrs[i] = c.str.NewArray()
+		default:
+			var valid *memory.Buffer
+			if c.valid != nil {
+				valid = memory.NewBufferWithAllocator(c.valid[:(n+7)/8], pool)
+			} else if c.buf == nil {
+				c.grow(0) // an empty batch still needs a buffer
+			}
+			data := memory.NewBufferWithAllocator(c.buf[:n*c.kind.width()], pool)
+			d := array.NewData(b.schema.Field(i).Type, n, []*memory.Buffer{valid, data}, nil, c.nulls, 0)
+			arrs[i] = array.MakeFromData(d)
+			d.Release()
+			if valid != nil {
+				valid.Release()
+			}
+			data.Release()
+			c.buf, c.valid, c.i64, c.i32, c.u64 = nil, nil, nil, nil, nil
+		}
+		c.n, c.nulls = 0, 0
+	}
+	rec := array.NewRecordBatch(b.schema, arrs, int64(n))
+	for _, a := range arrs {
+		a.Release()
+	}
+	return rec
 }
 
 // Release releases the builder.
-func (b *Builder) Release() { b.rb.Release() }
+func (b *Builder) Release() {
+	for i := range b.cols {
+		c := &b.cols[i]
+		if c.str != nil {
+			c.str.Release()
+		}
+		if c.buf != nil {
+			pool.Free(c.buf)
+		}
+		if c.valid != nil {
+			pool.Free(c.valid)
+		}
+		c.buf, c.valid = nil, nil
+	}
+}
+
+// pool recycles the fixed-width buffers of released batches.
+var pool = &recycler{free: map[int][][]byte{}, max: 64 << 20}
+
+// recycler is a memory.Allocator that keeps freed buffers, by capacity, for
+// reuse (up to max bytes; beyond that the garbage collector takes them).
+// Its buffers are not zeroed: Builder writes every byte it hands out.
+type recycler struct {
+	mu   sync.Mutex
+	free map[int][][]byte
+	held int
+	max  int
+}
+
+func (r *recycler) Allocate(n int) []byte {
+	r.mu.Lock()
+	if l := r.free[n]; len(l) > 0 {
+		b := l[len(l)-1]
+		r.free[n] = l[:len(l)-1]
+		r.held -= n
+		r.mu.Unlock()
+		return b
+	}
+	r.mu.Unlock()
+	return make([]byte, n)
+}
+
+func (r *recycler) Free(b []byte) {
+	b = b[:cap(b)]
+	r.mu.Lock()
+	if r.held+len(b) <= r.max {
+		r.free[len(b)] = append(r.free[len(b)], b)
+		r.held += len(b)
+	}
+	r.mu.Unlock()
+}
+
+func (r *recycler) Reallocate(n int, b []byte) []byte {
+	if n <= cap(b) {
+		return b[:n]
+	}
+	nb := r.Allocate(n)
+	copy(nb, b)
+	r.Free(b)
+	return nb
+}
+
+// nullArray returns an all-null array of n rows that shares one zeroed
+// buffer for its validity bitmap and values (and, for strings, an empty
+// dictionary) instead of allocating them.
+func nullArray(t arrow.DataType, n int) arrow.Array {
+	width := 8
+	if fw, ok := t.(arrow.FixedWidthDataType); ok {
+		width = fw.BitWidth() / 8
+	}
+	if d, ok := t.(*arrow.DictionaryType); ok {
+		width = d.IndexType.(arrow.FixedWidthDataType).BitWidth() / 8
+	}
+	zero := zeros(n * width)
+	bits := memory.NewBufferBytes(zero[:(n+7)/8])
+	vals := memory.NewBufferBytes(zero[:n*width])
+	if d, ok := t.(*arrow.DictionaryType); ok {
+		dict := array.MakeArrayOfNull(memory.DefaultAllocator, d.ValueType, 0)
+		defer dict.Release()
+		data := array.NewData(t, n, []*memory.Buffer{bits, vals}, nil, n, 0)
+		data.SetDictionary(dict.Data())
+		defer data.Release()
+		return array.MakeFromData(data)
+	}
+	data := array.NewData(t, n, []*memory.Buffer{bits, vals}, nil, n, 0)
+	defer data.Release()
+	return array.MakeFromData(data)
+}
+
+var (
+	zeroMu  sync.Mutex
+	zeroBuf []byte
+)
+
+// zeros returns n zero bytes that nobody writes to.
+func zeros(n int) []byte {
+	zeroMu.Lock()
+	defer zeroMu.Unlock()
+	if len(zeroBuf) < n {
+		zeroBuf = make([]byte, max(n, 1<<20))
+	}
+	return zeroBuf[:n]
+}

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"sort"
 	"strings"
 
@@ -80,6 +82,24 @@ func run(stdout, stderr io.Writer, args []string) int {
 	if !ok {
 		fmt.Fprintf(stderr, "umtrace: unknown command %q (run umtrace help)\n", args[0])
 		return exitUsage
+	}
+	if p := os.Getenv("UMTRACE_CPUPROFILE"); p != "" {
+		// For performance reports: a pprof CPU profile of the command.
+		if f, err := os.Create(p); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer func() { pprof.StopCPUProfile(); f.Close() }()
+			}
+		}
+	}
+	if p := os.Getenv("UMTRACE_MEMPROFILE"); p != "" {
+		// For performance reports: where the command allocated.
+		runtime.MemProfileRate = 64 << 10
+		defer func() {
+			if f, err := os.Create(p); err == nil {
+				pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
 	}
 	err := c.run(stdout, stderr, args[1:])
 	if err == nil {

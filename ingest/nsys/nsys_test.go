@@ -313,16 +313,28 @@ func digest(t *testing.T, r *Reader, tab *tracemodel.Table) map[string]int64 {
 	return d
 }
 
-// TestFastReadMatchesDriver checks that the bulk C reader and the
-// database/sql driver path produce the same data for every table of every
-// shared export.
+// readPaths are the three ways a table is read, fastest first.
+var readPaths = []struct {
+	name        string
+	pages, fast bool
+}{{"pages", true, true}, {"bulk C", false, true}, {"driver", false, false}}
+
+// useReadPath switches the package to read path i; the returned func
+// restores the default.
+func useReadPath(i int) func() {
+	pageReads, fastAvailable = readPaths[i].pages, readPaths[i].fast
+	return func() { pageReads, fastAvailable = true, true }
+}
+
+// TestFastReadMatchesDriver checks that the page reader, the bulk C reader
+// and the go-sqlite3 driver produce the same data for every table of every
+// shared export, with both serial and parallel parts.
 func TestFastReadMatchesDriver(t *testing.T) {
 	if !fastAvailable {
 		t.Fatal("the bulk reader's SQLite symbols did not resolve: umtrace would fall back to the slow driver path")
 	}
 	old := minParallelRows
-	minParallelRows = 1000 // exercise parallel ranges too
-	defer func() { minParallelRows = old; fastAvailable = true }()
+	defer func() { minParallelRows = old }()
 	for _, path := range allExports(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			r, err := Open(path, Options{BatchRows: 777})
@@ -330,19 +342,44 @@ func TestFastReadMatchesDriver(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
+			if r.pages == nil {
+				t.Fatal("the page reader cannot read this export")
+			}
+			paged := 0
 			for _, tab := range tracemodel.Tables {
-				fastAvailable = true
-				fast := digest(t, r, tab)
-				fastAvailable = false
-				slow := digest(t, r, tab)
-				if len(fast) != len(slow) {
-					t.Errorf("%s: %d digest keys fast, %d slow", tab.Name, len(fast), len(slow))
-				}
-				for k, v := range slow {
-					if fast[k] != v {
-						t.Errorf("%s %s: fast %d, driver %d", tab.Name, k, fast[k], v)
+				if src := r.SourceTable(tab); src != "" {
+					if pt, err := r.pageLayout(src); err != nil {
+						t.Fatal(err)
+					} else if pt != nil {
+						if _, ok := pt.columns(r.query(tab, src, nil).ints); ok {
+							paged++
+						}
 					}
 				}
+				var want map[string]int64
+				for i := len(readPaths) - 1; i >= 0; i-- {
+					for _, par := range []int64{1 << 40, 1000} { // serial, then parallel parts
+						minParallelRows = par
+						restore := useReadPath(i)
+						got := digest(t, r, tab)
+						restore()
+						if want == nil {
+							want = got
+							continue
+						}
+						if len(got) != len(want) {
+							t.Errorf("%s: %d digest keys through %s, %d through the driver", tab.Name, len(got), readPaths[i].name, len(want))
+						}
+						for k, v := range want {
+							if got[k] != v {
+								t.Errorf("%s %s: %s %d, driver %d", tab.Name, k, readPaths[i].name, got[k], v)
+							}
+						}
+					}
+				}
+			}
+			if paged == 0 {
+				t.Error("no table went through the page reader")
 			}
 		})
 	}
@@ -368,12 +405,12 @@ func TestOddPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	defer func(v bool) { fastAvailable = v }(fastAvailable)
-	for _, fast := range []bool{true, false} {
-		fastAvailable = fast
+	for i, p := range readPaths {
+		restore := useReadPath(i)
 		d := digest(t, r, tracemodel.API)
+		restore()
 		if d[tracemodel.ColName+"=cudaMemcpy"] != 16 {
-			t.Errorf("fast=%v: %d cudaMemcpy calls, want 16", fast, d[tracemodel.ColName+"=cudaMemcpy"])
+			t.Errorf("%s: %d cudaMemcpy calls, want 16", p.name, d[tracemodel.ColName+"=cudaMemcpy"])
 		}
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	_ "github.com/mattn/go-sqlite3" // SQLite driver
+	"github.com/umtrace/umtrace/internal/sqlitefile"
 	"github.com/umtrace/umtrace/tracemodel"
 )
 
@@ -56,6 +57,10 @@ type Reader struct {
 	strOnce sync.Once
 	strErr  error
 	strs    map[int64]string
+
+	pages    *sqlitefile.File // the page reader; nil where it cannot read this file
+	pageMu   sync.Mutex
+	pageTabs map[string]*pageTable
 }
 
 // Open opens an nsys SQLite export read-only. It never writes to the file.
@@ -84,11 +89,19 @@ func Open(path string, opts Options) (*Reader, error) {
 		db.Close()
 		return nil, err
 	}
+	// Without the page reader (WAL files, UTF-16, an unreadable header)
+	// every table goes through SQLite.
+	r.pages, _ = sqlitefile.Open(path)
 	return r, nil
 }
 
 // Close closes the database.
-func (r *Reader) Close() error { return r.db.Close() }
+func (r *Reader) Close() error {
+	if r.pages != nil {
+		r.pages.Close()
+	}
+	return r.db.Close()
+}
 
 // Info describes the export.
 func (r *Reader) Info() *tracemodel.TraceInfo { return &r.info }

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/umtrace/umtrace/internal/sqlitefile"
 	"github.com/umtrace/umtrace/tracemodel"
 )
 
@@ -368,8 +369,9 @@ var minParallelRows int64 = 1 << 17
 var readers = make(chan struct{}, runtime.GOMAXPROCS(0))
 
 // scan runs q over src and emits batches of t. Large tables are split into
-// rowid ranges read concurrently (SQLite seeks a rowid range without a full
-// scan); fn is still called from one goroutine at a time.
+// parts read concurrently: leaf-page ranges for the page reader, rowid
+// ranges for SQLite (which seeks a rowid range without a full scan). fn is
+// still called from one goroutine at a time.
 func (r *Reader) scan(t *tracemodel.Table, src string, newQuery func() query, s map[int64]string, fn func(arrow.RecordBatch) error) error {
 	q := newQuery()
 	sel := append(append([]string{}, q.ints...), q.strs...)
@@ -385,26 +387,99 @@ func (r *Reader) scan(t *tracemodel.Table, src string, newQuery func() query, s 
 	if n := hi.Int64 - lo.Int64 + 1; n >= minParallelRows {
 		parts = min(int(n/(minParallelRows/2)), 2*cap(readers))
 	}
-	if parts == 1 {
-		return r.scanRange(t, src, base, q, s, lo.Int64, hi.Int64+1, fn)
+	// A part reads rows into a builder; what names it in errors.
+	type part struct {
+		what  string
+		batch int
+		read  func(b *tracemodel.Builder, q query, emit func() error) (int, error)
 	}
-	// Each range gets its own query: row fillers keep per-scan caches.
-	qs := make([]query, parts)
-	for i := range qs {
-		qs[i] = newQuery()
+	var ps []part
+	pt, err := r.pageLayout(src)
+	if err != nil {
+		return err
+	}
+	var cols []sqlitefile.Column
+	if pt != nil && len(q.strs) == 0 {
+		cols, _ = pt.columns(q.ints)
+	}
+	if cols != nil {
+		leaves := pt.leaves
+		parts = min(parts, len(leaves))
+		per := len(leaves) / max(parts, 1)
+		rowsPer := int(min((hi.Int64-lo.Int64+1)/int64(max(parts, 1))+1, int64(r.opts.BatchRows)))
+		for i := 0; i < parts; i++ {
+			l := leaves[i*per:]
+			if i < parts-1 {
+				l = l[:per]
+			}
+			ps = append(ps, part{
+				what:  fmt.Sprintf("pages %d..%d", l[0], l[len(l)-1]),
+				batch: rowsPer,
+				read: func(b *tracemodel.Builder, q query, emit func() error) (int, error) {
+					return r.scanPages(b, q, s, cols, l, emit)
+				},
+			})
+		}
+	} else {
+		stmt := base + ` WHERE rowid >= ? AND rowid < ?`
+		step := (hi.Int64 - lo.Int64 + 1 + int64(parts) - 1) / int64(parts)
+		for i := 0; i < parts; i++ {
+			a := lo.Int64 + int64(i)*step
+			b := min(a+step, hi.Int64+1)
+			ps = append(ps, part{
+				what:  fmt.Sprintf("rowid %d..%d", a, b-1),
+				batch: int(min(b-a, int64(r.opts.BatchRows))),
+				read: func(bd *tracemodel.Builder, q query, emit func() error) (int, error) {
+					if fastAvailable && len(q.strs) == 0 {
+						return r.scanRangeFast(bd, q, s, stmt, a, b, emit)
+					}
+					return r.scanRangeDriver(bd, q, s, stmt, a, b, emit)
+				},
+			})
+		}
+	}
+	// readPart runs one part with its own builder.
+	readPart := func(p part, q query, fn func(arrow.RecordBatch) error) error {
+		readers <- struct{}{}
+		defer func() { <-readers }()
+		b := tracemodel.NewBuilder(r.opts.Mem, t)
+		b.Project(q.cols)
+		defer b.Release()
+		// Size each batch's buffers once (the part's rows, at most a
+		// batch) instead of letting every column double its way up.
+		b.Reserve(p.batch)
+		emit := func() error {
+			rec := b.NewBatch()
+			defer rec.Release()
+			b.Reserve(p.batch)
+			return fn(rec)
+		}
+		rows, err := p.read(b, q, emit)
+		if err != nil {
+			if err == errStopped {
+				return err
+			}
+			return r.wrapDBErr(fmt.Sprintf("reading %s (%s, row %d)", src, p.what, rows), err)
+		}
+		if b.Rows() > 0 {
+			return emit()
+		}
+		return nil
+	}
+	if len(ps) == 1 {
+		return readPart(ps[0], q, fn)
 	}
 	ch := make(chan arrow.RecordBatch, cap(readers))
-	errs := make(chan error, parts)
+	errs := make(chan error, len(ps))
 	done := make(chan struct{})
-	step := (hi.Int64 - lo.Int64 + 1 + int64(parts) - 1) / int64(parts)
 	var wg sync.WaitGroup
-	for i := 0; i < parts; i++ {
-		a := lo.Int64 + int64(i)*step
-		b := min(a+step, hi.Int64+1)
+	for _, p := range ps {
+		// Each part gets its own query: row fillers keep per-scan caches.
+		q := newQuery()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := r.scanRange(t, src, base, qs[i], s, a, b, func(rec arrow.RecordBatch) error {
+			err := readPart(p, q, func(rec arrow.RecordBatch) error {
 				rec.Retain()
 				select {
 				case ch <- rec:
@@ -448,44 +523,6 @@ var errStopped = errors.New("scan stopped")
 // b-tree seek, but both in one SELECT with a full scan.
 func rowidSpanSQL(table string) string {
 	return `SELECT (SELECT min(rowid) FROM "` + table + `"), (SELECT max(rowid) FROM "` + table + `")`
-}
-
-// scanRange reads rows with lo <= rowid < hi through the driver directly
-// (database/sql's per-value conversion costs a fifth of the read time).
-func (r *Reader) scanRange(t *tracemodel.Table, src, base string, q query, s map[int64]string, lo, hi int64, fn func(arrow.RecordBatch) error) error {
-	readers <- struct{}{}
-	defer func() { <-readers }()
-	b := tracemodel.NewBuilder(r.opts.Mem, t)
-	b.Project(q.cols)
-	defer b.Release()
-	// Size each batch's buffers once (the range's rows, at most a batch)
-	// instead of letting every column double its way up.
-	batch := int(min(hi-lo, int64(r.opts.BatchRows)))
-	b.Reserve(batch)
-	emit := func() error {
-		rec := b.NewBatch()
-		defer rec.Release()
-		b.Reserve(batch)
-		return fn(rec)
-	}
-	stmt := base + ` WHERE rowid >= ? AND rowid < ?`
-	var rows int
-	var err error
-	if fastAvailable && len(q.strs) == 0 {
-		rows, err = r.scanRangeFast(b, q, s, stmt, lo, hi, emit)
-	} else {
-		rows, err = r.scanRangeDriver(b, q, s, stmt, lo, hi, emit)
-	}
-	if err != nil {
-		if err == errStopped {
-			return err
-		}
-		return r.wrapDBErr(fmt.Sprintf("reading %s (rowid %d..%d, row %d)", src, lo, hi-1, rows), err)
-	}
-	if b.Rows() > 0 {
-		return emit()
-	}
-	return nil
 }
 
 // scanRangeDriver reads stmt's rows through the go-sqlite3 driver directly

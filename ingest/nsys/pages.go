@@ -1,0 +1,167 @@
+package nsys
+
+import (
+	"database/sql"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/umtrace/umtrace/internal/sqlitefile"
+	"github.com/umtrace/umtrace/tracemodel"
+)
+
+// The page reader decodes integer columns of the large tables straight from
+// the file's b-tree pages (internal/sqlitefile): no SQLite virtual machine,
+// no per-value C calls, and a table splits into leaf-page ranges that
+// decode in parallel. SQLite still answers every metadata question (root
+// pages, column order) and reads whatever the page reader cannot; the
+// tests check both give the same rows on every shared export.
+
+// pageReads turns the page reader on (tests switch it off to compare with
+// the SQLite paths).
+var pageReads = true
+
+// pageTable is how the page reader reads one table.
+type pageTable struct {
+	root   uint32
+	cols   map[string]sqlitefile.Column // lower-case column name → record slot
+	leaves []uint32
+}
+
+// pageLayout returns the page reader's plan for table src, or nil when the
+// table must go through SQLite (WITHOUT ROWID, generated columns, an
+// unreadable default, or a file the page reader does not support).
+func (r *Reader) pageLayout(src string) (*pageTable, error) {
+	if r.pages == nil || !pageReads {
+		return nil, nil
+	}
+	r.pageMu.Lock()
+	defer r.pageMu.Unlock()
+	if pt, ok := r.pageTabs[src]; ok {
+		return pt, nil
+	}
+	pt, err := r.loadPageLayout(src)
+	if err != nil {
+		return nil, err
+	}
+	if r.pageTabs == nil {
+		r.pageTabs = map[string]*pageTable{}
+	}
+	r.pageTabs[src] = pt
+	return pt, nil
+}
+
+var withoutRowid = regexp.MustCompile(`(?i)\)\s*WITHOUT\s+ROWID`)
+
+func (r *Reader) loadPageLayout(src string) (*pageTable, error) {
+	var root int64
+	var ddl sql.NullString
+	err := r.db.QueryRow(`SELECT rootpage, sql FROM sqlite_master WHERE type = 'table' AND name = ?`, src).Scan(&root, &ddl)
+	if err != nil {
+		return nil, r.wrapDBErr("reading the schema of "+src, err)
+	}
+	if root <= 0 || root > 1<<32-1 || withoutRowid.MatchString(ddl.String) {
+		return nil, nil
+	}
+	rows, err := r.db.Query(`SELECT cid, name, type, dflt_value, pk, hidden FROM pragma_table_xinfo(?)`, src)
+	if err != nil {
+		return nil, r.wrapDBErr("reading the columns of "+src, err)
+	}
+	defer rows.Close()
+	pt := &pageTable{root: uint32(root), cols: map[string]sqlitefile.Column{}}
+	pks := 0
+	var rowidCol string
+	for rows.Next() {
+		var cid, pk, hidden int64
+		var name, typ string
+		var dflt sql.NullString
+		if err := rows.Scan(&cid, &name, &typ, &dflt, &pk, &hidden); err != nil {
+			return nil, r.wrapDBErr("reading the columns of "+src, err)
+		}
+		if hidden != 0 {
+			return nil, nil // generated columns are not stored in records
+		}
+		col := sqlitefile.Column{Index: int(cid), DefaultNull: true}
+		if dflt.Valid && !strings.EqualFold(dflt.String, "NULL") {
+			v, err := strconv.ParseInt(strings.Trim(dflt.String, "()'\" "), 10, 64)
+			if err != nil {
+				return nil, nil
+			}
+			col.Default, col.DefaultNull = v, false
+		}
+		if pk > 0 {
+			pks++
+			if strings.EqualFold(typ, "INTEGER") {
+				rowidCol = strings.ToLower(name)
+			}
+		}
+		pt.cols[strings.ToLower(name)] = col
+	}
+	if err := rows.Err(); err != nil {
+		return nil, r.wrapDBErr("reading the columns of "+src, err)
+	}
+	if pks == 1 && rowidCol != "" {
+		// An INTEGER PRIMARY KEY is the rowid; its record slot is NULL.
+		c := pt.cols[rowidCol]
+		c.Index = sqlitefile.RowID
+		pt.cols[rowidCol] = c
+	}
+	pt.leaves, err = r.pages.Leaves(pt.root)
+	if err != nil {
+		return nil, r.wrapDBErr("reading "+src, err)
+	}
+	return pt, nil
+}
+
+// columns maps a query's integer expressions (NULL or a quoted column
+// name) to page reader columns; ok is false if any is something else.
+func (pt *pageTable) columns(exprs []string) ([]sqlitefile.Column, bool) {
+	out := make([]sqlitefile.Column, len(exprs))
+	for i, e := range exprs {
+		if e == "NULL" {
+			out[i] = sqlitefile.Column{Index: sqlitefile.Null}
+			continue
+		}
+		c, ok := pt.cols[strings.ToLower(strings.Trim(e, `"`))]
+		if !ok {
+			return nil, false
+		}
+		out[i] = c
+	}
+	return out, true
+}
+
+// scanPages reads the rows of leaves through the page reader, fastRows at
+// a time, into b.
+func (r *Reader) scanPages(b *tracemodel.Builder, q query, s map[int64]string, cols []sqlitefile.Column, leaves []uint32, emit func() error) (rows int, err error) {
+	cur := r.pages.NewCursor(leaves, cols)
+	n := len(cols)
+	vals := make([]int64, fastRows*n)
+	nulls := make([]uint8, fastRows*n)
+	iv := make([]sql.NullInt64, n)
+	for {
+		got, err := cur.Read(vals, nulls)
+		for i := 0; i < got; i++ {
+			row := vals[i*n : i*n+n]
+			z := nulls[i*n : i*n+n]
+			for c := range iv {
+				iv[c] = sql.NullInt64{Int64: row[c], Valid: z[c] == 0}
+			}
+			q.fill(b, iv, nil, s)
+			b.EndRow()
+			rows++
+			if b.Rows() >= r.opts.BatchRows {
+				if err := emit(); err != nil {
+					return rows, err
+				}
+			}
+		}
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return rows, err
+		}
+	}
+}

@@ -1,0 +1,546 @@
+// Package sqlitefile reads integer columns of rowid tables straight from
+// an SQLite database file's pages (https://www.sqlite.org/fileformat2.html),
+// without the SQLite library.
+//
+// It exists for speed: nsys exports hold tens of millions of activity rows,
+// and stepping them through SQLite's virtual machine and C API costs several
+// times what decoding the records does. It is read-only and deliberately
+// narrow: rowid tables of a rollback-journal database (not WAL) in UTF-8,
+// read by root page in key order. Metadata (root pages, column order) comes
+// from SQLite itself; callers keep SQLite as the reference path and for
+// everything else.
+//
+// Every page and record is bounds-checked: a damaged file gives an error
+// wrapping ErrCorrupt, never a panic or an endless walk.
+package sqlitefile
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+)
+
+var (
+	// ErrCorrupt reports a page or record that breaks the file format.
+	ErrCorrupt = errors.New("database disk image is malformed")
+	// ErrUnsupported reports a valid file this package does not read
+	// (WAL mode, a non-UTF-8 encoding); use SQLite instead.
+	ErrUnsupported = errors.New("unsupported database file")
+)
+
+const headerSize = 100
+
+// A File is an SQLite database file opened for page reads. Its methods may
+// be called from several goroutines; each Cursor belongs to one.
+type File struct {
+	f        *os.File
+	name     string
+	pageSize int
+	usable   int    // page size less the reserved bytes at each page's end
+	nPages   uint32 // pages in the file
+}
+
+// Open opens the database file at path read-only and checks its header.
+func Open(path string) (*File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	file, err := newFile(f, path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return file, nil
+}
+
+func newFile(f *os.File, name string) (*File, error) {
+	var h [headerSize]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil {
+		return nil, fmt.Errorf("%w: reading header: %v", ErrCorrupt, err)
+	}
+	if string(h[:16]) != "SQLite format 3\x00" {
+		return nil, fmt.Errorf("%w: not an SQLite 3 file", ErrCorrupt)
+	}
+	ps := int(binary.BigEndian.Uint16(h[16:]))
+	if ps == 1 {
+		ps = 65536
+	}
+	if ps < 512 || ps > 65536 || ps&(ps-1) != 0 {
+		return nil, fmt.Errorf("%w: page size %d", ErrCorrupt, ps)
+	}
+	if h[18] != 1 || h[19] != 1 {
+		// 2 is WAL: the newest pages may live in the -wal file.
+		return nil, fmt.Errorf("%w: file format versions %d/%d (WAL mode)", ErrUnsupported, h[18], h[19])
+	}
+	if enc := binary.BigEndian.Uint32(h[56:]); enc != 1 && enc != 0 {
+		return nil, fmt.Errorf("%w: text encoding %d is not UTF-8", ErrUnsupported, enc)
+	}
+	usable := ps - int(h[20])
+	if usable < 480 {
+		return nil, fmt.Errorf("%w: %d usable bytes per page", ErrCorrupt, usable)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	n := st.Size() / int64(ps)
+	if n > math.MaxUint32 {
+		n = math.MaxUint32
+	}
+	return &File{f: f, name: name, pageSize: ps, usable: usable, nPages: uint32(n)}, nil
+}
+
+// Close closes the file.
+func (f *File) Close() error { return f.f.Close() }
+
+// PageSize returns the database page size in bytes.
+func (f *File) PageSize() int { return f.pageSize }
+
+// readPage reads page p (1-based) into buf, which holds a page.
+func (f *File) readPage(p uint32, buf []byte) error {
+	if p < 1 || p > f.nPages {
+		return fmt.Errorf("%w: page %d outside the file's %d pages", ErrCorrupt, p, f.nPages)
+	}
+	_, err := f.f.ReadAt(buf[:f.pageSize], int64(p-1)*int64(f.pageSize))
+	if err != nil {
+		return fmt.Errorf("reading page %d: %w", p, err)
+	}
+	return nil
+}
+
+// Page types (the first byte of a b-tree page header).
+const (
+	interiorTable = 0x05
+	leafTable     = 0x0d
+)
+
+// missing marks a column a short record does not hold.
+const missing = math.MaxUint64
+
+// maxDepth bounds b-tree walks; real trees of 2^32 pages are far shallower.
+const maxDepth = 40
+
+// Leaves returns the leaf pages of the table b-tree rooted at page root, in
+// key (rowid) order. Only interior pages are read.
+func (f *File) Leaves(root uint32) ([]uint32, error) {
+	var leaves []uint32
+	buf := make([]byte, f.pageSize)
+	visited := 0
+	var walk func(p uint32, depth int) error
+	walk = func(p uint32, depth int) error {
+		if depth > maxDepth {
+			return fmt.Errorf("%w: b-tree deeper than %d at page %d", ErrCorrupt, maxDepth, p)
+		}
+		if visited++; visited > int(f.nPages) {
+			return fmt.Errorf("%w: b-tree at page %d has a cycle", ErrCorrupt, root)
+		}
+		if err := f.readPage(p, buf); err != nil {
+			return err
+		}
+		off := 0
+		if p == 1 {
+			off = headerSize
+		}
+		switch buf[off] {
+		case leafTable:
+			leaves = append(leaves, p)
+			return nil
+		case interiorTable:
+		default:
+			return fmt.Errorf("%w: page %d has type %#x, want a table b-tree page", ErrCorrupt, p, buf[off])
+		}
+		n := int(binary.BigEndian.Uint16(buf[off+3:]))
+		right := binary.BigEndian.Uint32(buf[off+8:])
+		ptrs := off + 12
+		if ptrs+2*n > f.usable {
+			return fmt.Errorf("%w: page %d: %d cells overflow the page", ErrCorrupt, p, n)
+		}
+		// The children are read after the loop: buf is reused below.
+		kids := make([]uint32, 0, n+1)
+		for i := 0; i < n; i++ {
+			c := int(binary.BigEndian.Uint16(buf[ptrs+2*i:]))
+			if c < ptrs+2*n || c+4 > f.usable {
+				return fmt.Errorf("%w: page %d: cell %d at offset %d", ErrCorrupt, p, i, c)
+			}
+			kids = append(kids, binary.BigEndian.Uint32(buf[c:]))
+		}
+		kids = append(kids, right)
+		for _, k := range kids {
+			if err := walk(k, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(root, 0); err != nil {
+		return nil, err
+	}
+	return leaves, nil
+}
+
+// Column selects one output of a Cursor.
+type Column struct {
+	// Index is the column's position in the table's records; RowID reads
+	// the rowid (an INTEGER PRIMARY KEY column) and Null always gives NULL.
+	Index int
+	// Default is the value of a column that a record is too short to
+	// hold (added by ALTER TABLE); DefaultNull makes it NULL.
+	Default     int64
+	DefaultNull bool
+}
+
+// Special Column indexes.
+const (
+	RowID = -1
+	Null  = -2
+)
+
+// window is how many consecutive pages a Cursor reads with one system call.
+const window = 64
+
+// A Cursor decodes the rows of a list of leaf pages, in order.
+type Cursor struct {
+	f      *File
+	leaves []uint32
+	cols   []Column
+	maxIdx int // largest record index read
+
+	win     []byte // pages winLo..winLo+winN-1
+	winLo   uint32
+	winN    uint32
+	page    []byte // the current leaf
+	pageNo  uint32
+	cell    int // next cell of the current leaf
+	nCells  int
+	ptrs    int
+	ovfl    []byte // scratch for records that spill to overflow pages
+	ovflBuf []byte
+	types   []uint64 // serial types of the current record's columns
+	offs    []int    // their offsets in the record body
+}
+
+// NewCursor returns a cursor over leaves (from Leaves, or a sub-slice of
+// it) that reads cols of each row.
+func (f *File) NewCursor(leaves []uint32, cols []Column) *Cursor {
+	c := &Cursor{f: f, leaves: leaves, cols: cols, maxIdx: -1}
+	for _, col := range cols {
+		c.maxIdx = max(c.maxIdx, col.Index)
+	}
+	c.types = make([]uint64, c.maxIdx+1)
+	c.offs = make([]int, c.maxIdx+1)
+	return c
+}
+
+// Read decodes up to len(vals)/len(cols) rows into vals and nulls, row
+// after row, each row len(cols) entries: nulls[i] is 1 where the value is
+// NULL (vals[i] is then 0). Values convert to integers as SQLite's
+// sqlite3_column_int64 does. Read returns the rows decoded and io.EOF
+// after the last one.
+func (c *Cursor) Read(vals []int64, nulls []uint8) (int, error) {
+	nc := len(c.cols)
+	if nc == 0 {
+		return 0, errors.New("sqlitefile: cursor reads no columns")
+	}
+	max := min(len(vals), len(nulls)) / nc
+	n := 0
+	for n < max {
+		if c.cell >= c.nCells {
+			if len(c.leaves) == 0 {
+				if n == 0 {
+					return 0, io.EOF
+				}
+				return n, nil
+			}
+			if err := c.load(c.leaves[0]); err != nil {
+				return n, err
+			}
+			c.leaves = c.leaves[1:]
+			continue
+		}
+		if err := c.decode(vals[n*nc:n*nc+nc], nulls[n*nc:n*nc+nc]); err != nil {
+			return n, fmt.Errorf("page %d cell %d: %w", c.pageNo, c.cell, err)
+		}
+		c.cell++
+		n++
+	}
+	return n, nil
+}
+
+// load makes leaf page p current, reading a window of pages from p on
+// when p is not in the current one (leaves are mostly consecutive).
+func (c *Cursor) load(p uint32) error {
+	f := c.f
+	if p < c.winLo || p >= c.winLo+c.winN {
+		if p < 1 || p > f.nPages {
+			return fmt.Errorf("%w: page %d outside the file's %d pages", ErrCorrupt, p, f.nPages)
+		}
+		n := min(uint32(window), f.nPages-p+1)
+		if c.win == nil {
+			c.win = make([]byte, window*f.pageSize)
+		}
+		if _, err := f.f.ReadAt(c.win[:int(n)*f.pageSize], int64(p-1)*int64(f.pageSize)); err != nil {
+			return fmt.Errorf("reading page %d: %w", p, err)
+		}
+		c.winLo, c.winN = p, n
+	}
+	i := int(p-c.winLo) * f.pageSize
+	pg := c.win[i : i+f.pageSize]
+	off := 0
+	if p == 1 {
+		off = headerSize
+	}
+	if pg[off] != leafTable {
+		return fmt.Errorf("%w: page %d has type %#x, want a table leaf", ErrCorrupt, p, pg[off])
+	}
+	n := int(binary.BigEndian.Uint16(pg[off+3:]))
+	ptrs := off + 8
+	if ptrs+2*n > f.usable {
+		return fmt.Errorf("%w: page %d: %d cells overflow the page", ErrCorrupt, p, n)
+	}
+	c.page, c.pageNo, c.cell, c.nCells, c.ptrs = pg[:f.usable], p, 0, n, ptrs
+	return nil
+}
+
+// decode reads the current cell's row into vals and nulls.
+func (c *Cursor) decode(vals []int64, nulls []uint8) error {
+	pg := c.page
+	at := int(binary.BigEndian.Uint16(pg[c.ptrs+2*c.cell:]))
+	if at < c.ptrs+2*c.nCells || at >= len(pg) {
+		return fmt.Errorf("%w: cell offset %d", ErrCorrupt, at)
+	}
+	cell := pg[at:]
+	size, k := uvarint(cell)
+	if k == 0 {
+		return fmt.Errorf("%w: payload size", ErrCorrupt)
+	}
+	rowid, k2 := uvarint(cell[k:])
+	if k2 == 0 {
+		return fmt.Errorf("%w: rowid", ErrCorrupt)
+	}
+	cell = cell[k+k2:]
+	// The payload stays on the page up to X bytes; beyond that a prefix of
+	// it does and the rest is on a chain of overflow pages.
+	u := uint64(c.f.usable)
+	var rec []byte
+	if x := u - 35; size <= x {
+		if size > uint64(len(cell)) {
+			return fmt.Errorf("%w: %d-byte payload overflows the page", ErrCorrupt, size)
+		}
+		rec = cell[:size]
+	} else {
+		var err error
+		if rec, err = c.spill(cell, size); err != nil {
+			return err
+		}
+	}
+	hdr, k := uvarint(rec)
+	if k == 0 || hdr > uint64(len(rec)) || hdr < uint64(k) {
+		return fmt.Errorf("%w: record header size %d", ErrCorrupt, hdr)
+	}
+	// Serial types and body offsets of the columns up to the last one
+	// read; a short record marks the rest missing (use the default).
+	types, offs := c.types, c.offs
+	h := rec[k:hdr]
+	body := rec[hdr:]
+	n, off := 0, 0
+	for ; n < len(types) && len(h) > 0; n++ {
+		t, k := uvarint(h)
+		if k == 0 {
+			return fmt.Errorf("%w: record header", ErrCorrupt)
+		}
+		sz := contentSize(t)
+		if sz < 0 || off+sz > len(body) {
+			return fmt.Errorf("%w: column %d (serial type %d) overflows the record", ErrCorrupt, n, t)
+		}
+		types[n], offs[n] = t, off
+		off += sz
+		h = h[k:]
+	}
+	for i := n; i < len(types); i++ {
+		types[i] = missing
+	}
+	for j, col := range c.cols {
+		vals[j], nulls[j] = 0, 0
+		switch col.Index {
+		case RowID:
+			vals[j] = int64(rowid)
+			continue
+		case Null:
+			nulls[j] = 1
+			continue
+		}
+		t := types[col.Index]
+		if t == missing {
+			if col.DefaultNull {
+				nulls[j] = 1
+			} else {
+				vals[j] = col.Default
+			}
+			continue
+		}
+		o := offs[col.Index]
+		v, null := value(t, body[o:o+contentSize(t)])
+		vals[j] = v
+		if null {
+			nulls[j] = 1
+		}
+	}
+	return nil
+}
+
+// spill assembles a payload of size bytes that starts in cell and continues
+// on overflow pages.
+func (c *Cursor) spill(cell []byte, size uint64) ([]byte, error) {
+	u := uint64(c.f.usable)
+	if size > uint64(c.f.nPages)*u {
+		return nil, fmt.Errorf("%w: %d-byte payload is larger than the file", ErrCorrupt, size)
+	}
+	m := (u-12)*32/255 - 23
+	local := m + (size-m)%(u-4)
+	if local > u-35 {
+		local = m
+	}
+	if local+4 > uint64(len(cell)) {
+		return nil, fmt.Errorf("%w: overflowing payload leaves the page", ErrCorrupt)
+	}
+	if uint64(cap(c.ovfl)) < size {
+		c.ovfl = make([]byte, 0, size)
+	}
+	rec := append(c.ovfl[:0], cell[:local]...)
+	next := binary.BigEndian.Uint32(cell[local:])
+	if c.ovflBuf == nil {
+		c.ovflBuf = make([]byte, c.f.pageSize)
+	}
+	for hops := 0; uint64(len(rec)) < size; hops++ {
+		if next == 0 || hops > int(c.f.nPages) {
+			return nil, fmt.Errorf("%w: overflow chain ends early", ErrCorrupt)
+		}
+		if err := c.f.readPage(next, c.ovflBuf); err != nil {
+			return nil, err
+		}
+		next = binary.BigEndian.Uint32(c.ovflBuf)
+		take := min(size-uint64(len(rec)), u-4)
+		rec = append(rec, c.ovflBuf[4:4+take]...)
+	}
+	c.ovfl = rec
+	return rec, nil
+}
+
+// contentSize is the body size of a value of serial type t (-1 for the
+// reserved types 10 and 11, which callers reject).
+func contentSize(t uint64) int {
+	switch {
+	case t <= 4:
+		return int(t)
+	case t == 5:
+		return 6
+	case t == 6 || t == 7:
+		return 8
+	case t <= 9:
+		return 0
+	case t < 12:
+		return -1
+	case t > 1<<40:
+		return -1
+	}
+	return int((t - 12) / 2)
+}
+
+// value converts a value of serial type t with body b to an integer as
+// sqlite3_column_int64 does, and reports whether it is NULL.
+func value(t uint64, b []byte) (int64, bool) {
+	switch t {
+	case 0:
+		return 0, true
+	case 1:
+		return int64(int8(b[0])), false
+	case 2:
+		return int64(int16(binary.BigEndian.Uint16(b))), false
+	case 3:
+		return int64(int32(uint32(b[0])<<24|uint32(b[1])<<16|uint32(b[2])<<8)) >> 8, false
+	case 4:
+		return int64(int32(binary.BigEndian.Uint32(b))), false
+	case 5:
+		v := uint64(b[0])<<40 | uint64(b[1])<<32 | uint64(b[2])<<24 | uint64(b[3])<<16 | uint64(b[4])<<8 | uint64(b[5])
+		return int64(v<<16) >> 16, false
+	case 6:
+		return int64(binary.BigEndian.Uint64(b)), false
+	case 7:
+		return floatToInt(math.Float64frombits(binary.BigEndian.Uint64(b))), false
+	case 8:
+		return 0, false
+	case 9:
+		return 1, false
+	}
+	return atoi(b), false // text or blob
+}
+
+// floatToInt is SQLite's doubleToInt64: NaN is 0, out-of-range saturates.
+func floatToInt(r float64) int64 {
+	switch {
+	case r != r:
+		return 0
+	case r <= math.MinInt64:
+		return math.MinInt64
+	case r >= math.MaxInt64:
+		return math.MaxInt64
+	}
+	return int64(r)
+}
+
+// atoi is the integer prefix of text, as sqlite3_column_int64 reads text:
+// leading spaces, an optional sign, digits; 0 when there are none. Out of
+// range values saturate.
+func atoi(b []byte) int64 {
+	i := 0
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r' || b[i] == '\f' || b[i] == '\v') {
+		i++
+	}
+	neg := false
+	if i < len(b) && (b[i] == '-' || b[i] == '+') {
+		neg = b[i] == '-'
+		i++
+	}
+	var v uint64
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		d := uint64(b[i] - '0')
+		if v > (math.MaxUint64-d)/10 {
+			v = math.MaxUint64
+			continue
+		}
+		v = v*10 + d
+	}
+	if neg {
+		if v > 1<<63 {
+			return math.MinInt64
+		}
+		return -int64(v)
+	}
+	if v > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(v)
+}
+
+// uvarint decodes SQLite's big-endian varint (1–9 bytes; the ninth byte
+// contributes all 8 bits). It returns the bytes read, 0 if b is too short.
+func uvarint(b []byte) (uint64, int) {
+	var v uint64
+	for i := 0; i < 8; i++ {
+		if i >= len(b) {
+			return 0, 0
+		}
+		v = v<<7 | uint64(b[i]&0x7f)
+		if b[i] < 0x80 {
+			return v, i + 1
+		}
+	}
+	if len(b) < 9 {
+		return 0, 0
+	}
+	return v<<8 | uint64(b[8]), 9
+}
