@@ -108,17 +108,31 @@ func (a *analysis) sortInputs() {
 	c := a.c
 	parallel(func() {
 		slices.SortFunc(c.calls, func(x, y call) int {
-			return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.end, y.end), cmp.Compare(x.pid, y.pid), cmp.Compare(x.tid, y.tid))
+			// Comparators test the leading key alone first: cmp.Or's
+			// arguments are all evaluated, and these sort millions.
+			if x.start != y.start {
+				return cmp.Compare(x.start, y.start)
+			}
+			return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(x.pid, y.pid), cmp.Compare(x.tid, y.tid))
 		})
 		slices.SortFunc(c.gfaults, func(x, y gfault) int {
-			return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.end, y.end), cmp.Compare(x.addr, y.addr))
+			if x.start != y.start {
+				return cmp.Compare(x.start, y.start)
+			}
+			return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(x.addr, y.addr))
 		})
 		slices.SortFunc(c.cfaults, func(x, y cfault) int {
-			return cmp.Or(cmp.Compare(x.t, y.t), cmp.Compare(x.addr, y.addr))
+			if x.t != y.t {
+				return cmp.Compare(x.t, y.t)
+			}
+			return cmp.Compare(x.addr, y.addr)
 		})
 	}, func() {
 		slices.SortFunc(c.migrations, func(x, y migration) int {
-			return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.dur, y.dur), cmp.Compare(x.addr, y.addr))
+			if x.start != y.start {
+				return cmp.Compare(x.start, y.start)
+			}
+			return cmp.Or(cmp.Compare(x.dur, y.dur), cmp.Compare(x.addr, y.addr))
 		})
 	})
 	// All GPU work per stream, sorted by end. Kernels (the bulk) are
@@ -144,7 +158,10 @@ func (a *analysis) sortInputs() {
 	a.maxWork = map[streamKey]int64{}
 	for k, ws := range a.work {
 		slices.SortFunc(ws, func(x, y gpuWork) int {
-			return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(y.dur, x.dur), cmp.Compare(x.name, y.name))
+			if x.end != y.end {
+				return cmp.Compare(x.end, y.end)
+			}
+			return cmp.Or(cmp.Compare(y.dur, x.dur), cmp.Compare(x.name, y.name))
 		})
 		for _, w := range ws {
 			a.maxWork[k] = max(a.maxWork[k], a.wdur(k, w))
@@ -254,13 +271,26 @@ func (a *analysis) findSteps() {
 
 // buildUnion merges fault-driven UM activity into disjoint intervals per process.
 func (a *analysis) buildUnion() {
-	per := map[int64][]span{}
+	// Count first: the spans are the bulk of the UM records.
+	count := map[int64]int{}
 	for _, g := range a.c.gfaults {
-		per[g.pid] = push(per[g.pid], span{g.start, max(g.end, g.start+1)})
+		count[g.pid]++
 	}
 	for _, m := range a.c.migrations {
 		if demand(int32(m.cause)) {
-			per[int64(m.pid)] = push(per[int64(m.pid)], span{m.start, max(m.end(), m.start+1)})
+			count[int64(m.pid)]++
+		}
+	}
+	per := make(map[int64][]span, len(count))
+	for pid, n := range count {
+		per[pid] = make([]span, 0, n)
+	}
+	for _, g := range a.c.gfaults {
+		per[g.pid] = append(per[g.pid], span{g.start, max(g.end, g.start+1)})
+	}
+	for _, m := range a.c.migrations {
+		if demand(int32(m.cause)) {
+			per[int64(m.pid)] = append(per[int64(m.pid)], span{m.start, max(m.end(), m.start+1)})
 		}
 	}
 	a.union = map[int64][]span{}
@@ -274,7 +304,7 @@ func (a *analysis) buildUnion() {
 			}
 			out = append(out, s)
 		}
-		a.union[pid] = out
+		a.union[pid] = slices.Clone(out) // drop the unmerged capacity
 	}
 }
 
@@ -368,7 +398,7 @@ func (a *analysis) attributeWaits() {
 		cl := &a.c.calls[i]
 		var keys []streamKey
 		stream, known := int64(0), false
-		switch cl.class.Scope {
+		switch cl.scope {
 		case ScopeStream, ScopeEvent:
 			stream, known = a.c.syncStream[pidCorr{cl.pid, cl.corr}]
 		case ScopeCopy:
@@ -570,7 +600,7 @@ func (a *analysis) kernelSlowdown(lo, hi int64) []KernelSlow {
 	if a.calmKernel == nil {
 		a.calmKernel = map[int32]float64{}
 		a.kernelSamples(func(w gpuWork, start int64) bool { return !a.inStorm(start) }, func(id int32, ds []float64) {
-			slices.Sort(ds)
+			sortFloats(ds, nil)
 			a.calmKernel[id] = quantileF(ds, 0.5)
 		})
 	}

@@ -58,7 +58,8 @@ type call struct {
 	pid, tid   int64
 	corr       int64
 	api        int32 // id in collector.apiNames
-	class      syncClass
+	scope      SyncScope
+	explicit   bool // an explicit sync (HostBlocking's Kind); no strings here, so the GC need not scan calls
 	// Filled by the analysis.
 	overlap float64
 	stall   bool
@@ -302,7 +303,7 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 			if !corr.IsNull(i) {
 				cr = corr.Value(i)
 			}
-			c.calls = push(c.calls, call{start: s, end: e, pid: p, tid: tid.Value(i), corr: cr, api: id, class: *cl})
+			c.calls = push(c.calls, call{start: s, end: e, pid: p, tid: tid.Value(i), corr: cr, api: id, scope: cl.Scope, explicit: cl.Kind == Explicit})
 		}
 	}
 }

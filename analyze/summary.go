@@ -13,25 +13,38 @@ func (a *analysis) stats() {
 	c := a.c
 	r := &a.res
 
-	byKernel := map[string][]int64{}
-	byThread := map[string][]int64{}
-	byStream := map[string][]int64{}
+	// Group by value keys and name each group once (formatting a key per
+	// call costs more than the rest of the loop).
+	byWork := map[int32][]int64{}
+	byTid := map[streamKey][]int64{}
+	byStrm := map[streamKey][]int64{}
 	for i := range c.calls {
 		cl := &c.calls[i]
 		d := cl.dur()
-		wk := a.workName(cl.waited)
-		byKernel[wk] = append(byKernel[wk], d)
-		tn := c.threadNames[streamKey{cl.pid, cl.tid}]
+		byWork[cl.waited.name] = append(byWork[cl.waited.name], d)
+		byTid[streamKey{cl.pid, cl.tid}] = append(byTid[streamKey{cl.pid, cl.tid}], d)
+		byStrm[streamKey{cl.pid, cl.stream}] = append(byStrm[streamKey{cl.pid, cl.stream}], d)
+	}
+	byKernel := map[string][]int64{}
+	for id, ds := range byWork {
+		wk := a.workName(gpuWork{name: id})
+		byKernel[wk] = append(byKernel[wk], ds...)
+	}
+	byThread := make(map[string][]int64, len(byTid))
+	for k, ds := range byTid {
+		tn := c.threadNames[k]
 		if tn == "" {
 			tn = "?"
 		}
-		tk := fmt.Sprintf("pid %d tid %d (%s)", cl.pid, cl.tid, tn)
-		byThread[tk] = append(byThread[tk], d)
-		sk := fmt.Sprintf("pid %d device-wide", cl.pid)
-		if cl.stream >= 0 {
-			sk = fmt.Sprintf("pid %d stream %d", cl.pid, cl.stream)
+		byThread[fmt.Sprintf("pid %d tid %d (%s)", k.pid, k.stream, tn)] = ds
+	}
+	byStream := map[string][]int64{}
+	for k, ds := range byStrm {
+		sk := fmt.Sprintf("pid %d device-wide", k.pid)
+		if k.stream >= 0 {
+			sk = fmt.Sprintf("pid %d stream %d", k.pid, k.stream)
 		}
-		byStream[sk] = append(byStream[sk], d)
+		byStream[sk] = append(byStream[sk], ds...)
 	}
 	r.SyncByKernel = groups(byKernel, a.opts.TopN)
 	r.SyncByThread = groups(byThread, a.opts.TopN)
@@ -152,7 +165,7 @@ func (a *analysis) topRanges() []AddrRange {
 // stepRows fills the per-step table.
 func (a *analysis) stepRows() {
 	st := &a.res.Steps
-	st.Rows = []Step{}
+	st.Rows = make([]Step, 0, len(a.steps))
 	if len(a.steps) == 0 {
 		return
 	}
@@ -308,7 +321,7 @@ func (a *analysis) headline() {
 	for i := range c.calls {
 		cl := &c.calls[i]
 		durs = append(durs, cl.dur())
-		if cl.class.Kind == Explicit {
+		if cl.explicit {
 			h.ExplicitSyncs++
 		} else {
 			h.ImplicitSyncs++
@@ -402,9 +415,13 @@ func (a *analysis) apiStats() {
 	r := &a.res
 	r.APIs = []APIStats{}
 	r.SyncAPIs = []APIStats{}
+	var scratch []float64
 	emit := func(id int32, ds []float64) {
 		name := c.apiNames.names[id]
-		s := APIStats{Name: name, Dist: summarizeF(ds)}
+		if cap(scratch) < len(ds) {
+			scratch = make([]float64, len(ds))
+		}
+		s := APIStats{Name: name, Dist: summarizeFScratch(ds, scratch)}
 		if cl, ok := HostBlocking[name]; ok {
 			s.Kind = cl.Kind
 			r.SyncAPIs = append(r.SyncAPIs, s)

@@ -36,8 +36,38 @@ type column struct {
 	i32   []int32
 	u64   []uint64
 	buf   []byte
-	valid []byte // validity bitmap; nil while every value is valid
-	str   *array.BinaryDictionaryBuilder
+	valid []byte      // validity bitmap; nil while every value is valid
+	dict  *dictionary // string columns: i32 holds the indexes into it
+}
+
+// dictionary is a string column's dictionary for the current batch.
+type dictionary struct {
+	vals  []string
+	byStr map[string]int32
+	// byID caches the index of each small id (StringID) for the batch
+	// stamped gen: an array lookup per row instead of a hash.
+	byID []uint64 // gen<<32 | index
+	gen  uint64
+}
+
+// maxCachedID bounds byID: StringIds are dense, from 0.
+const maxCachedID = 1 << 22
+
+func (d *dictionary) reset() {
+	d.vals = d.vals[:0]
+	clear(d.byStr)
+	d.gen++
+}
+
+// add returns v's index, adding it if new.
+func (d *dictionary) add(v string) int32 {
+	if k, ok := d.byStr[v]; ok {
+		return k
+	}
+	k := int32(len(d.vals))
+	d.vals = append(d.vals, v)
+	d.byStr[v] = k
+	return k
 }
 
 // NewBuilder returns a Builder for t; string columns allocate from mem.
@@ -46,7 +76,7 @@ func NewBuilder(mem memory.Allocator, t *Table) *Builder {
 	for i, col := range t.Columns {
 		b.cols[i].kind = col.Kind
 		if col.Kind == String {
-			b.cols[i].str = array.NewBuilder(mem, b.schema.Field(i).Type).(*array.BinaryDictionaryBuilder)
+			b.cols[i].dict = &dictionary{byStr: map[string]int32{}, gen: 1}
 		}
 	}
 	return b
@@ -67,10 +97,8 @@ func (b *Builder) Project(cols []string) {
 
 func (k Kind) width() int {
 	switch k {
-	case Int32:
+	case Int32, String: // strings: int32 dictionary indexes
 		return 4
-	case String:
-		return 0
 	}
 	return 8
 }
@@ -79,15 +107,8 @@ func (k Kind) width() int {
 func (b *Builder) Reserve(n int) {
 	for i := range b.cols {
 		c := &b.cols[i]
-		switch {
-		case c.skip:
-		case c.kind == String:
-			// Arrow rounds n up to the next power of two above it.
-			c.str.Reserve(max(c.n+n-1, 1) - c.n)
-		default:
-			if c.n+n > c.capacity() {
-				c.grow(c.n + n)
-			}
+		if !c.skip && c.n+n > c.capacity() {
+			c.grow(c.n + n)
 		}
 	}
 }
@@ -118,7 +139,7 @@ func (c *column) grow(n int) {
 	switch c.kind {
 	case Int64:
 		c.i64 = unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(buf))), n)
-	case Int32:
+	case Int32, String:
 		c.i32 = unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(buf))), n)
 	case Uint64:
 		c.u64 = unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(buf))), n)
@@ -181,15 +202,39 @@ func (b *Builder) Uint64(i int, v uint64) {
 	c.appended(true)
 }
 
-// String appends v to column i. The dictionary builder copies v's bytes
-// into its memo table only when v is new, so no per-row copy is made here.
+// String appends v to column i.
 func (b *Builder) String(i int, v string) {
 	c := &b.cols[i]
 	if c.skip {
 		return
 	}
-	_ = c.str.Append(unsafe.Slice(unsafe.StringData(v), len(v)))
-	c.n++
+	b.Int32(i, c.dict.add(v))
+}
+
+// StringID appends the string with id to column i, calling name(id) only
+// the first time the id appears in a batch: for columns of StringIds
+// references, most rows cost an array lookup instead of a hash. name must
+// return the same string for the same id.
+func (b *Builder) StringID(i int, id int64, name func(int64) string) {
+	c := &b.cols[i]
+	if c.skip {
+		return
+	}
+	d := c.dict
+	if id < 0 || id >= maxCachedID {
+		b.Int32(i, d.add(name(id)))
+		return
+	}
+	if int(id) >= len(d.byID) {
+		d.byID = append(d.byID, make([]uint64, int(id)+1-len(d.byID))...)
+	}
+	if e := d.byID[id]; e>>32 == d.gen {
+		b.Int32(i, int32(uint32(e)))
+		return
+	}
+	k := d.add(name(id))
+	d.byID[id] = d.gen<<32 | uint64(uint32(k))
+	b.Int32(i, k)
 }
 
 // Null appends a null to column i.
@@ -198,17 +243,13 @@ func (b *Builder) Null(i int) {
 	switch {
 	case c.skip:
 		return
-	case c.kind == String:
-		c.str.AppendNull()
-		c.n++
-		return
 	case c.n == c.capacity():
 		c.grow(max(2*c.n, 64))
 	}
 	switch c.kind {
 	case Int64:
 		c.i64[c.n] = 0
-	case Int32:
+	case Int32, String:
 		c.i32[c.n] = 0
 	case Uint64:
 		c.u64[c.n] = 0
@@ -237,8 +278,6 @@ func (b *Builder) NewBatch() arrow.RecordBatch {
 			continue
 		case c.n != n:
 			panic(fmt.Sprintf("tracemodel: %s.%s has %d values in a batch of %d rows", b.T.Name, b.T.Columns[i].Name, c.n, n))
-		case c.kind == String:
-			arrs[i] = c.str.NewArray()
 		default:
 			var valid *memory.Buffer
 			if c.valid != nil {
@@ -248,6 +287,12 @@ func (b *Builder) NewBatch() arrow.RecordBatch {
 			}
 			data := memory.NewBufferWithAllocator(c.buf[:n*c.kind.width()], pool)
 			d := array.NewData(b.schema.Field(i).Type, n, []*memory.Buffer{valid, data}, nil, c.nulls, 0)
+			if c.dict != nil {
+				dict := c.dict.array(b.mem)
+				d.SetDictionary(dict.Data())
+				dict.Release()
+				c.dict.reset()
+			}
 			arrs[i] = array.MakeFromData(d)
 			d.Release()
 			if valid != nil {
@@ -269,9 +314,6 @@ func (b *Builder) NewBatch() arrow.RecordBatch {
 func (b *Builder) Release() {
 	for i := range b.cols {
 		c := &b.cols[i]
-		if c.str != nil {
-			c.str.Release()
-		}
 		if c.buf != nil {
 			pool.Free(c.buf)
 		}
@@ -280,6 +322,22 @@ func (b *Builder) Release() {
 		}
 		c.buf, c.valid = nil, nil
 	}
+}
+
+// array returns the dictionary's strings as an Arrow array.
+func (d *dictionary) array(mem memory.Allocator) arrow.Array {
+	sb := array.NewStringBuilder(mem)
+	defer sb.Release()
+	n := 0
+	for _, v := range d.vals {
+		n += len(v)
+	}
+	sb.Reserve(len(d.vals))
+	sb.ReserveData(n)
+	for _, v := range d.vals {
+		sb.Append(v)
+	}
+	return sb.NewArray()
 }
 
 // pool recycles the fixed-width buffers of released batches.

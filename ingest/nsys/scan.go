@@ -105,16 +105,14 @@ func (r *Reader) query(t *tracemodel.Table, src string, cols []string) query {
 		cS, cE, cP, cT, cC, cEC, cN, cRN, cRV := ix(tracemodel.ColStart), ix(tracemodel.ColEnd), ix(tracemodel.ColPid), ix(tracemodel.ColTid), ix(tracemodel.ColCorrelationID), ix(tracemodel.ColEventClass), ix(tracemodel.ColName), ix(tracemodel.ColRawName), ix(tracemodel.ColReturnValue)
 		hasClass := r.has(src, "eventClass")
 		stripped := map[int64]string{}
+		var strs map[int64]string
+		rawOf := func(id int64) string { return strs[id] }
+		nameOf := func(id int64) string { return StripVersion(strs[id]) }
 		return query{
 			ints: []string{"start", `"end"`, col("globalTid"), for_(col("correlationId"), tracemodel.ColCorrelationID), for_(col("eventClass"), tracemodel.ColEventClass),
 				col("nameId"), for_(col("returnValue"), tracemodel.ColReturnValue)},
 			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, s map[int64]string) {
-				raw := s[v[5].Int64]
-				name, ok := stripped[v[5].Int64]
-				if !ok {
-					name = StripVersion(raw)
-					stripped[v[5].Int64] = name
-				}
+				strs = s
 				b.Int64(cS, v[0].Int64)
 				b.Int64(cE, v[1].Int64)
 				b.Int64(cP, pid(v[2].Int64))
@@ -122,14 +120,19 @@ func (r *Reader) query(t *tracemodel.Table, src string, cols []string) query {
 				corr(b, cC, v[3])
 				ec := int32(v[4].Int64)
 				if !hasClass || !v[4].Valid {
+					name, ok := stripped[v[5].Int64]
+					if !ok {
+						name = nameOf(v[5].Int64)
+						stripped[v[5].Int64] = name
+					}
 					ec = 0
 					if strings.HasPrefix(name, "cu") && !strings.HasPrefix(name, "cuda") {
 						ec = 1
 					}
 				}
 				b.Int32(cEC, ec)
-				b.String(cN, name)
-				b.String(cRN, raw)
+				b.StringID(cN, v[5].Int64, nameOf)
+				b.StringID(cRN, v[5].Int64, rawOf)
 				b.Int32(cRV, int32(v[6].Int64))
 			},
 		}
@@ -137,6 +140,8 @@ func (r *Reader) query(t *tracemodel.Table, src string, cols []string) query {
 		is := []int{ix(tracemodel.ColStart), ix(tracemodel.ColEnd), ix(tracemodel.ColPid), ix(tracemodel.ColDeviceID), ix(tracemodel.ColContextID), ix(tracemodel.ColStreamID)}
 		cC, cN, cSN := ix(tracemodel.ColCorrelationID), ix(tracemodel.ColName), ix(tracemodel.ColShortName)
 		g := []int{ix(tracemodel.ColGridX), ix(tracemodel.ColGridY), ix(tracemodel.ColGridZ), ix(tracemodel.ColBlockX), ix(tracemodel.ColBlockY), ix(tracemodel.ColBlockZ)}
+		var strs map[int64]string
+		strOf := func(id int64) string { return strs[id] }
 		return query{
 			ints: []string{"start", `"end"`, col("globalPid"), for_(col("deviceId"), tracemodel.ColDeviceID), for_(col("contextId"), tracemodel.ColContextID), col("streamId"),
 				for_(col("correlationId"), tracemodel.ColCorrelationID), for_(r.first(src, "demangledName", "shortName"), tracemodel.ColName), for_(col("shortName"), tracemodel.ColShortName),
@@ -150,8 +155,9 @@ func (r *Reader) query(t *tracemodel.Table, src string, cols []string) query {
 				b.Int64(is[4], v[4].Int64)
 				b.Int64(is[5], v[5].Int64)
 				corr(b, cC, v[6])
-				b.String(cN, s[v[7].Int64])
-				b.String(cSN, s[v[8].Int64])
+				strs = s
+				b.StringID(cN, v[7].Int64, strOf)
+				b.StringID(cSN, v[8].Int64, strOf)
 				for k, c := range g {
 					b.Int32(c, int32(v[9+k].Int64))
 				}

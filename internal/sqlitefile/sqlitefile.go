@@ -125,61 +125,79 @@ const missing = math.MaxUint64
 const maxDepth = 40
 
 // Leaves returns the leaf pages of the table b-tree rooted at page root, in
-// key (rowid) order. Only interior pages are read.
+// key (rowid) order. A b-tree is balanced, so it is read a level at a
+// time and only interior pages are read: the first child of a level says
+// whether the next one is leaves (Cursor checks each leaf's type).
 func (f *File) Leaves(root uint32) ([]uint32, error) {
-	var leaves []uint32
 	buf := make([]byte, f.pageSize)
-	visited := 0
-	var walk func(p uint32, depth int) error
-	walk = func(p uint32, depth int) error {
+	level := []uint32{root}
+	total := 0
+	for depth := 0; ; depth++ {
 		if depth > maxDepth {
-			return fmt.Errorf("%w: b-tree deeper than %d at page %d", ErrCorrupt, maxDepth, p)
+			return nil, fmt.Errorf("%w: b-tree at page %d is deeper than %d", ErrCorrupt, root, maxDepth)
 		}
-		if visited++; visited > int(f.nPages) {
-			return fmt.Errorf("%w: b-tree at page %d has a cycle", ErrCorrupt, root)
+		typ, err := f.pageType(level[0], buf)
+		if err != nil {
+			return nil, err
 		}
-		if err := f.readPage(p, buf); err != nil {
-			return err
-		}
-		off := 0
-		if p == 1 {
-			off = headerSize
-		}
-		switch buf[off] {
+		switch typ {
 		case leafTable:
-			leaves = append(leaves, p)
-			return nil
+			return level, nil
 		case interiorTable:
 		default:
-			return fmt.Errorf("%w: page %d has type %#x, want a table b-tree page", ErrCorrupt, p, buf[off])
+			return nil, fmt.Errorf("%w: page %d has type %#x, want a table b-tree page", ErrCorrupt, level[0], typ)
 		}
-		n := int(binary.BigEndian.Uint16(buf[off+3:]))
-		right := binary.BigEndian.Uint32(buf[off+8:])
-		ptrs := off + 12
-		if ptrs+2*n > f.usable {
-			return fmt.Errorf("%w: page %d: %d cells overflow the page", ErrCorrupt, p, n)
-		}
-		// The children are read after the loop: buf is reused below.
-		kids := make([]uint32, 0, n+1)
-		for i := 0; i < n; i++ {
-			c := int(binary.BigEndian.Uint16(buf[ptrs+2*i:]))
-			if c < ptrs+2*n || c+4 > f.usable {
-				return fmt.Errorf("%w: page %d: cell %d at offset %d", ErrCorrupt, p, i, c)
+		var next []uint32
+		for _, p := range level {
+			if next, err = f.children(p, buf, next); err != nil {
+				return nil, err
 			}
-			kids = append(kids, binary.BigEndian.Uint32(buf[c:]))
-		}
-		kids = append(kids, right)
-		for _, k := range kids {
-			if err := walk(k, depth+1); err != nil {
-				return err
+			if total+len(next) > int(f.nPages) {
+				return nil, fmt.Errorf("%w: b-tree at page %d has a cycle", ErrCorrupt, root)
 			}
 		}
-		return nil
+		total += len(next)
+		level = next
 	}
-	if err := walk(root, 0); err != nil {
-		return nil, err
+}
+
+// pageType reads page p into buf and returns its b-tree page type.
+func (f *File) pageType(p uint32, buf []byte) (byte, error) {
+	if err := f.readPage(p, buf); err != nil {
+		return 0, err
 	}
-	return leaves, nil
+	if p == 1 {
+		return buf[headerSize], nil
+	}
+	return buf[0], nil
+}
+
+// children appends the child pages of interior table page p to dst.
+func (f *File) children(p uint32, buf []byte, dst []uint32) ([]uint32, error) {
+	typ, err := f.pageType(p, buf)
+	if err != nil {
+		return dst, err
+	}
+	if typ != interiorTable {
+		return dst, fmt.Errorf("%w: page %d has type %#x among interior pages", ErrCorrupt, p, typ)
+	}
+	off := 0
+	if p == 1 {
+		off = headerSize
+	}
+	n := int(binary.BigEndian.Uint16(buf[off+3:]))
+	ptrs := off + 12
+	if ptrs+2*n > f.usable {
+		return dst, fmt.Errorf("%w: page %d: %d cells overflow the page", ErrCorrupt, p, n)
+	}
+	for i := 0; i < n; i++ {
+		c := int(binary.BigEndian.Uint16(buf[ptrs+2*i:]))
+		if c < ptrs+2*n || c+4 > f.usable {
+			return dst, fmt.Errorf("%w: page %d: cell %d at offset %d", ErrCorrupt, p, i, c)
+		}
+		dst = append(dst, binary.BigEndian.Uint32(buf[c:]))
+	}
+	return append(dst, binary.BigEndian.Uint32(buf[off+8:])), nil
 }
 
 // Column selects one output of a Cursor.

@@ -1,0 +1,34 @@
+package analyze
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestSortFloats checks the radix sort against slices.Sort on durations
+// and on values of every sign and magnitude.
+func TestSortFloats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	gens := map[string]func() float64{
+		"durations":  func() float64 { return float64(rng.Uint32() >> rng.IntN(32)) },
+		"mixed sign": func() float64 { return (rng.Float64() - 0.5) * math.Pow(10, float64(rng.IntN(40)-20)) },
+		"few values": func() float64 { return float64(rng.IntN(3)) },
+		"huge":       func() float64 { return float64(rng.Int64()) * 1e10 },
+	}
+	for name, gen := range gens {
+		for _, n := range []int{0, 1, 100, 5000, 100000} {
+			f := make([]float64, n)
+			for i := range f {
+				f[i] = gen()
+			}
+			want := slices.Clone(f)
+			slices.Sort(want)
+			sortFloats(f, nil)
+			if !slices.Equal(f, want) {
+				t.Errorf("%s n=%d: radix sort differs from slices.Sort", name, n)
+			}
+		}
+	}
+}
