@@ -238,7 +238,22 @@ func readCache(path, sha string, opts Options) (Row, bool) {
 // WriteFileAtomic writes data to path through a temporary file in the
 // same directory and a rename, so readers (and concurrent shards) never
 // see a partial file.
+// An existing device or pipe (/dev/stdout) is written directly: a rename
+// would replace it.
 func WriteFileAtomic(path string, data []byte) error {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.Write(data)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		return nil
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)

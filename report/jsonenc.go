@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -35,10 +36,12 @@ func encodeSorted(w io.Writer, v any) error {
 type encoder struct {
 	w   *bufio.Writer
 	err error
+	buf []byte
 }
 
 type field struct {
 	name      string
+	key       string // name as a JSON string
 	index     []int
 	omitEmpty bool
 }
@@ -72,7 +75,8 @@ func fields(t reflect.Type) []field {
 			if name == "" {
 				name = sf.Name
 			}
-			out = append(out, field{name: name, index: idx, omitEmpty: strings.Contains(","+opts+",", ",omitempty,")})
+			key, _ := json.Marshal(name)
+			out = append(out, field{name: name, key: string(key), index: idx, omitEmpty: strings.Contains(","+opts+",", ",omitempty,")})
 		}
 	}
 	walk(t, nil)
@@ -87,7 +91,14 @@ func (e *encoder) raw(s string) {
 	}
 }
 
+// indent is a newline and the indentation of the deepest level written.
+var indent = "\n" + strings.Repeat("  ", 32)
+
 func (e *encoder) newline(depth int) {
+	if 1+2*depth <= len(indent) {
+		e.raw(indent[:1+2*depth])
+		return
+	}
 	e.raw("\n")
 	e.raw(strings.Repeat("  ", depth))
 }
@@ -147,7 +158,7 @@ func (e *encoder) value(v reflect.Value, depth int) {
 				e.raw(",")
 			}
 			e.newline(depth + 1)
-			e.scalar(f.name)
+			e.raw(f.key)
 			e.raw(": ")
 			e.value(fv, depth+1)
 		}
@@ -203,7 +214,51 @@ func (e *encoder) value(v reflect.Value, depth int) {
 		e.raw(strconv.FormatInt(v.Int(), 10))
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		e.raw(strconv.FormatUint(v.Uint(), 10))
+	case reflect.Bool:
+		e.raw(strconv.FormatBool(v.Bool()))
+	case reflect.Float64:
+		e.float(v.Float())
+	case reflect.String:
+		e.str(v.String())
 	default:
 		e.scalar(v.Interface())
 	}
+}
+
+// float writes f as encoding/json does (TestEncodeSortedMatchesJSON).
+func (e *encoder) float(f float64) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		e.scalar(f) // the same error encoding/json gives
+		return
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b := strconv.AppendFloat(e.buf[:0], f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	e.buf = b
+	if e.err == nil {
+		_, e.err = e.w.Write(b)
+	}
+}
+
+// str writes s as a JSON string; plain printable ASCII is written as is,
+// anything else goes through encoding/json (which escapes <, > and &).
+func (e *encoder) str(s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			e.scalar(s)
+			return
+		}
+	}
+	e.raw("\"")
+	e.raw(s)
+	e.raw("\"")
 }

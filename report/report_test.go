@@ -119,3 +119,37 @@ func TestHTMLTimeline(t *testing.T) {
 		t.Errorf("html time axis:\n%s", h.String())
 	}
 }
+
+// TestEncodeSortedMatchesJSON checks the encoder's own scalar formatting
+// against encoding/json on a struct whose fields are already in key order.
+func TestEncodeSortedMatchesJSON(t *testing.T) {
+	type inner struct {
+		A float64 `json:"a"`
+		B string  `json:"b"`
+	}
+	type doc struct {
+		Bools   []bool    `json:"bools"`
+		Floats  []float64 `json:"floats"`
+		Ints    []int64   `json:"ints"`
+		Nested  []inner   `json:"nested"`
+		Strings []string  `json:"strings"`
+	}
+	d := doc{
+		Bools:   []bool{true, false},
+		Floats:  []float64{0, -0.5, 1, 1.5, 123456789.125, 1e-7, 1e-6, 9.99e20, 1e21, 1.2345e300, -3e-9, 0.1 + 0.2, 5e-324},
+		Ints:    []int64{0, -1, 1 << 62},
+		Nested:  []inner{{A: 2.5, B: "x"}},
+		Strings: []string{"", "plain ascii", `quote " and \ slash`, "<tag> & amp", "tab\tnewline\n", "ünïcödé", "\u2028", "\x7f"},
+	}
+	var got bytes.Buffer
+	if err := encodeSorted(&got, d); err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != string(want)+"\n" {
+		t.Errorf("encodeSorted:\n%s\nencoding/json:\n%s", got.String(), want)
+	}
+}

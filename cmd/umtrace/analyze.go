@@ -111,6 +111,22 @@ func writeReport(stdout io.Writer, out string, res *analyze.Result, format strin
 		}
 		return nil
 	}
+	if st, err := os.Stat(out); err == nil && !st.Mode().IsRegular() {
+		// A device or pipe (-o /dev/null, -o /dev/stdout): write to it;
+		// renaming a temporary file over it would replace it.
+		f, err := os.OpenFile(out, os.O_WRONLY, 0)
+		if err != nil {
+			return internal(fmt.Errorf("writing %s: %w", out, err))
+		}
+		if err := report.Generate(f, res, format); err != nil {
+			f.Close()
+			return internal(fmt.Errorf("writing %s: %w", out, err))
+		}
+		if err := f.Close(); err != nil {
+			return internal(fmt.Errorf("writing %s: %w", out, err))
+		}
+		return nil
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(out), ".umtrace-*")
 	if err != nil {
 		return internal(fmt.Errorf("writing %s: %w", out, err))

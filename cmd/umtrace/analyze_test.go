@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	_ "github.com/mattn/go-sqlite3"
@@ -205,5 +207,37 @@ func TestInsufficientData(t *testing.T) {
 				t.Errorf("verdict %s (%s), want insufficient_data mentioning %q", res.Verdict, res.Reason, c.reason)
 			}
 		})
+	}
+}
+
+// TestAnalyzeOutputToFIFO writes the report into a named pipe, as -o
+// /dev/null or /dev/stdout would: the pipe must receive the report and
+// stay a pipe (an atomic rename once replaced /dev/null with a file).
+func TestAnalyzeOutputToFIFO(t *testing.T) {
+	path := tracePath(t, "um_pingpong_default")
+	fifo := filepath.Join(t.TempDir(), "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	got := make(chan []byte)
+	go func() {
+		f, err := os.Open(fifo)
+		if err != nil {
+			got <- nil
+			return
+		}
+		b, _ := io.ReadAll(f)
+		f.Close()
+		got <- b
+	}()
+	var stdout, stderr bytes.Buffer
+	if code := run(&stdout, &stderr, []string{"analyze", "-f", "json", "-o", fifo, path}); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if st, err := os.Stat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("%s is no longer a pipe: %v", fifo, err) // and its reader waits forever
+	}
+	if b := <-got; !bytes.Contains(b, []byte(`"verdict": "storm"`)) {
+		t.Errorf("the pipe received %d bytes without the verdict", len(b))
 	}
 }
