@@ -94,6 +94,87 @@ func (a *analysis) run() (*Result, error) {
 	return r, nil
 }
 
+// workCmp orders GPU work by end, longest first, then by name.
+func workCmp(x, y gpuWork) int {
+	if x.end != y.end {
+		return cmp.Compare(x.end, y.end)
+	}
+	return cmp.Or(cmp.Compare(y.dur, x.dur), cmp.Compare(x.name, y.name))
+}
+
+// mergeWork returns the GPU work of lists in one slice sorted by workCmp.
+// Each list arrives in the export's storage order, which for one stream is
+// usually already completion order: sorted lists are merged in one pass,
+// anything else is sorted.
+func mergeWork(lists ...*chunks[gpuWork]) []gpuWork {
+	n := 0
+	sorted := true
+	for _, l := range lists {
+		n += l.len()
+		if l == nil || !sorted {
+			continue
+		}
+		var prev *gpuWork
+		for _, b := range l.blocks {
+			for i := range b {
+				if prev != nil && workCmp(*prev, b[i]) > 0 {
+					sorted = false
+					break
+				}
+				prev = &b[i]
+			}
+			if !sorted {
+				break
+			}
+		}
+	}
+	ws := make([]gpuWork, 0, n)
+	if !sorted {
+		for _, l := range lists {
+			ws = l.appendTo(ws)
+		}
+		slices.SortFunc(ws, workCmp)
+		return ws
+	}
+	// A k-way merge (k ≤ 3) over the lists' blocks.
+	type cursor struct {
+		l    *chunks[gpuWork]
+		b, i int
+	}
+	var cs []cursor
+	for _, l := range lists {
+		if l.len() > 0 {
+			cs = append(cs, cursor{l: l})
+		}
+	}
+	at := func(c *cursor) gpuWork { return c.l.blocks[c.b][c.i] }
+	for len(cs) > 0 {
+		best := 0
+		for j := 1; j < len(cs); j++ {
+			if workCmp(at(&cs[j]), at(&cs[best])) < 0 {
+				best = j
+			}
+		}
+		c := &cs[best]
+		if len(cs) == 1 {
+			// One list left: copy the rest of it block by block.
+			ws = append(ws, c.l.blocks[c.b][c.i:]...)
+			for _, b := range c.l.blocks[c.b+1:] {
+				ws = append(ws, b...)
+			}
+			break
+		}
+		ws = append(ws, at(c))
+		if c.i++; c.i == len(c.l.blocks[c.b]) {
+			c.b, c.i = c.b+1, 0
+			if c.b == len(c.l.blocks) {
+				cs = slices.Delete(cs, best, best+1)
+			}
+		}
+	}
+	return ws
+}
+
 // parallel runs fns concurrently and waits for them.
 func parallel(fns ...func()) {
 	var wg sync.WaitGroup
@@ -135,19 +216,14 @@ func (a *analysis) sortInputs() {
 			return cmp.Or(cmp.Compare(x.dur, y.dur), cmp.Compare(x.addr, y.addr))
 		})
 	})
-	// All GPU work per stream, sorted by end. Kernels (the bulk) are
-	// extended in place rather than copied.
+	// All GPU work per stream, sorted by end.
 	a.work = map[streamKey][]gpuWork{}
 	for _, m := range []map[streamKey]*chunks[gpuWork]{c.kernels, c.copies, c.memsets} {
 		for k := range m {
 			if _, done := a.work[k]; done {
 				continue
 			}
-			ws := make([]gpuWork, 0, c.kernels[k].len()+c.copies[k].len()+c.memsets[k].len())
-			ws = c.kernels[k].appendTo(ws)
-			ws = c.copies[k].appendTo(ws)
-			ws = c.memsets[k].appendTo(ws)
-			a.work[k] = ws
+			a.work[k] = mergeWork(c.kernels[k], c.copies[k], c.memsets[k])
 			// Let the collector's blocks go as soon as they are copied.
 			delete(c.kernels, k)
 			delete(c.copies, k)
@@ -157,12 +233,6 @@ func (a *analysis) sortInputs() {
 	c.kernels, c.copies, c.memsets = nil, nil, nil
 	a.maxWork = map[streamKey]int64{}
 	for k, ws := range a.work {
-		slices.SortFunc(ws, func(x, y gpuWork) int {
-			if x.end != y.end {
-				return cmp.Compare(x.end, y.end)
-			}
-			return cmp.Or(cmp.Compare(y.dur, x.dur), cmp.Compare(x.name, y.name))
-		})
 		for _, w := range ws {
 			a.maxWork[k] = max(a.maxWork[k], a.wdur(k, w))
 		}

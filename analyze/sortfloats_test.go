@@ -32,3 +32,37 @@ func TestSortFloats(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeWork checks mergeWork against sorting the concatenated lists,
+// for sorted lists (merged) and unsorted ones (sorted).
+func TestMergeWork(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 200; trial++ {
+		var lists []*chunks[gpuWork]
+		var all []gpuWork
+		for l := 0; l < 3; l++ {
+			if rng.IntN(4) == 0 {
+				lists = append(lists, nil)
+				continue
+			}
+			n := rng.IntN(3000)
+			ws := make([]gpuWork, n)
+			for i := range ws {
+				ws[i] = gpuWork{end: int64(rng.IntN(5000)), dur: uint32(rng.IntN(3)), name: int32(rng.IntN(3))}
+			}
+			if trial%2 == 0 {
+				slices.SortFunc(ws, workCmp)
+			}
+			c := &chunks[gpuWork]{}
+			for _, w := range ws {
+				c.push(w)
+			}
+			lists = append(lists, c)
+			all = append(all, ws...)
+		}
+		slices.SortFunc(all, workCmp)
+		if got := mergeWork(lists...); !slices.Equal(got, all) {
+			t.Fatalf("trial %d: merged %d items, want %d in workCmp order", trial, len(got), len(all))
+		}
+	}
+}

@@ -61,10 +61,16 @@ func internal(err error) error { return &exitError{exitInternal, err} }
 // run is the whole program: it parses args, runs one command, prints any
 // error as one line on stderr and returns the exit code.
 func run(stdout, stderr io.Writer, args []string) int {
+	// Traces reach tens of millions of rows and the analysis keeps a few
+	// hundred MB of compact records live: the heap may grow by half its
+	// live size between collections (not double), under a soft limit. The
+	// limit is a target, not a cap: a larger live heap still works, but
+	// near it the GC runs back to back, so it sits well above what the
+	// bench trace needs (docs/performance.md).
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGCPercent)
+	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		// Traces reach tens of millions of rows; a soft limit makes the
-		// GC collect harder instead of letting the heap double. It is a
-		// target, not a cap: a larger live heap still works.
 		debug.SetMemoryLimit(defaultMemLimit)
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
@@ -116,8 +122,12 @@ func run(stdout, stderr io.Writer, args []string) int {
 	return exitInternal
 }
 
-// defaultMemLimit is the soft memory limit (GOMEMLIMIT overrides it).
-const defaultMemLimit = 256 << 20
+// defaultMemLimit is the soft memory limit (GOMEMLIMIT overrides it) and
+// defaultGCPercent the GC target (GOGC overrides it).
+const (
+	defaultMemLimit  = 320 << 20
+	defaultGCPercent = 50
+)
 
 // Version is the umtrace version; it is part of batch caches' keys.
 const Version = "0.1.0"

@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/umtrace/umtrace/internal/sqlitefile"
@@ -366,18 +365,24 @@ func nullable32(b *tracemodel.Builder, i int, v sql.NullInt64) {
 	}
 }
 
-// minParallelRows is the table size above which Scan reads row ranges in
-// parallel (a variable so tests can force the parallel path).
+// minParallelRows is the table size above which Scan reads parts in
+// parallel; a part is about half of it (a variable so tests can force the
+// parallel path on small tables).
 var minParallelRows int64 = 1 << 17
+
+// maxParts bounds the parts of one table.
+const maxParts = 4096
 
 // readers bounds concurrent SQLite readers across all scans of a Reader's
 // process: each is CPU-bound, so more than the cores only adds memory.
 var readers = make(chan struct{}, runtime.GOMAXPROCS(0))
 
-// scan runs q over src and emits batches of t. Large tables are split into
-// parts read concurrently: leaf-page ranges for the page reader, rowid
-// ranges for SQLite (which seeks a rowid range without a full scan). fn is
-// still called from one goroutine at a time.
+// scan runs q over src and emits batches of t in storage (rowid) order.
+// Large tables are split into parts of about minParallelRows/2 rows:
+// leaf-page ranges for the page reader, rowid ranges for SQLite (which
+// seeks a rowid range without a full scan). A few parts are read ahead
+// concurrently and their batches handed to fn in part order, from one
+// goroutine at a time.
 func (r *Reader) scan(t *tracemodel.Table, src string, newQuery func() query, s map[int64]string, fn func(arrow.RecordBatch) error) error {
 	q := newQuery()
 	sel := append(append([]string{}, q.ints...), q.strs...)
@@ -391,13 +396,15 @@ func (r *Reader) scan(t *tracemodel.Table, src string, newQuery func() query, s 
 	}
 	parts := 1
 	if n := hi.Int64 - lo.Int64 + 1; n >= minParallelRows {
-		parts = min(int(n/(minParallelRows/2)), 2*cap(readers))
+		parts = int(min(n/(minParallelRows/2), maxParts))
 	}
-	// A part reads rows into a builder; what names it in errors.
+	// A part reads rows into a builder; what names it in errors; batches
+	// bounds how many batches it can emit.
 	type part struct {
-		what  string
-		batch int
-		read  func(b *tracemodel.Builder, q query, emit func() error) (int, error)
+		what    string
+		batch   int
+		batches int
+		read    func(b *tracemodel.Builder, q query, emit func() error) (int, error)
 	}
 	var ps []part
 	pt, err := r.pageLayout(src)
@@ -418,9 +425,12 @@ func (r *Reader) scan(t *tracemodel.Table, src string, newQuery func() query, s 
 			if i < parts-1 {
 				l = l[:per]
 			}
+			// A leaf holds at most a cell per 4 bytes of its page.
+			maxRows := len(l) * r.pages.PageSize() / 4
 			ps = append(ps, part{
-				what:  fmt.Sprintf("pages %d..%d", l[0], l[len(l)-1]),
-				batch: rowsPer,
+				what:    fmt.Sprintf("pages %d..%d", l[0], l[len(l)-1]),
+				batch:   rowsPer,
+				batches: maxRows/r.opts.BatchRows + 2,
 				read: func(b *tracemodel.Builder, q query, emit func() error) (int, error) {
 					return r.scanPages(b, q, s, cols, l, emit)
 				},
@@ -433,8 +443,9 @@ func (r *Reader) scan(t *tracemodel.Table, src string, newQuery func() query, s 
 			a := lo.Int64 + int64(i)*step
 			b := min(a+step, hi.Int64+1)
 			ps = append(ps, part{
-				what:  fmt.Sprintf("rowid %d..%d", a, b-1),
-				batch: int(min(b-a, int64(r.opts.BatchRows))),
+				what:    fmt.Sprintf("rowid %d..%d", a, b-1),
+				batch:   int(min(b-a, int64(r.opts.BatchRows))),
+				batches: int((b-a)/int64(r.opts.BatchRows)) + 2,
 				read: func(bd *tracemodel.Builder, q query, emit func() error) (int, error) {
 					if fastAvailable && len(q.strs) == 0 {
 						return r.scanRangeFast(bd, q, s, stmt, a, b, emit)
@@ -475,51 +486,68 @@ func (r *Reader) scan(t *tracemodel.Table, src string, newQuery func() query, s 
 	if len(ps) == 1 {
 		return readPart(ps[0], q, fn)
 	}
-	ch := make(chan arrow.RecordBatch, cap(readers))
-	errs := make(chan error, len(ps))
+	// Part i sends its batches on chs[i], which holds all of them, so a
+	// part never waits for the consumer (a waiting part would hold a
+	// reader that an earlier part needs). At most ahead parts are
+	// unconsumed at a time, which bounds the batches held.
+	ahead := 2 * cap(readers)
+	chs := make([]chan arrow.RecordBatch, len(ps))
+	errs := make([]error, len(ps))
 	done := make(chan struct{})
-	var wg sync.WaitGroup
-	for _, p := range ps {
-		// Each part gets its own query: row fillers keep per-scan caches.
-		q := newQuery()
-		wg.Add(1)
+	launched := 0
+	launch := func(i int) {
+		chs[i] = make(chan arrow.RecordBatch, ps[i].batches)
+		q := newQuery() // each part gets its own: row fillers keep per-scan caches
 		go func() {
-			defer wg.Done()
-			err := readPart(p, q, func(rec arrow.RecordBatch) error {
+			defer close(chs[i])
+			err := readPart(ps[i], q, func(rec arrow.RecordBatch) error {
+				select {
+				case <-done:
+					return errStopped
+				default:
+				}
 				rec.Retain()
 				select {
-				case ch <- rec:
+				case chs[i] <- rec:
 					return nil
-				case <-done:
+				default:
 					rec.Release()
-					return errStopped
+					return fmt.Errorf("reading %s (%s): more batches than its %d rows allow", src, ps[i].what, ps[i].batches)
 				}
 			})
-			if err != nil && err != errStopped {
-				errs <- err
+			if err != errStopped {
+				errs[i] = err
 			}
 		}()
 	}
-	go func() { wg.Wait(); close(ch) }()
 	var ferr error
-	for rec := range ch {
-		if ferr == nil {
-			ferr = fn(rec)
-			if ferr != nil {
-				close(done)
-			}
+	for i := range ps {
+		for ; launched < len(ps) && launched < i+ahead && ferr == nil; launched++ {
+			launch(launched)
 		}
-		rec.Release()
+		for rec := range chs[i] {
+			if ferr == nil {
+				if ferr = fn(rec); ferr != nil {
+					close(done)
+				}
+			}
+			rec.Release()
+		}
+		if ferr == nil && errs[i] != nil {
+			ferr = errs[i]
+			close(done)
+		}
+		if ferr != nil {
+			// Drain the parts still running; they stop at their next batch.
+			for j := i + 1; j < launched; j++ {
+				for rec := range chs[j] {
+					rec.Release()
+				}
+			}
+			return ferr
+		}
 	}
-	if ferr != nil {
-		return ferr
-	}
-	select {
-	case err := <-errs:
-		return err
-	default:
-		return nil
-	}
+	return nil
 }
 
 var errStopped = errors.New("scan stopped")
