@@ -1,6 +1,7 @@
 package nsys
 
 import (
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/umtrace/umtrace/internal/sqlitefile"
 	"github.com/umtrace/umtrace/tracemodel"
 )
 
@@ -411,6 +413,60 @@ func TestOddPath(t *testing.T) {
 		restore()
 		if d[tracemodel.ColName+"=cudaMemcpy"] != 16 {
 			t.Errorf("%s: %d cudaMemcpy calls, want 16", p.name, d[tracemodel.ColName+"=cudaMemcpy"])
+		}
+	}
+}
+
+// TestPageLayoutRowidAlias checks which tables the page reader takes and
+// how it maps an INTEGER PRIMARY KEY: a DESC one is not the rowid, and
+// WITHOUT ROWID tables are left to SQLite.
+func TestPageLayoutRowidAlias(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.sqlite")
+	db, err := sql.Open("sqlite3", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`CREATE TABLE alias (id INTEGER PRIMARY KEY, v INTEGER)`,
+		`CREATE TABLE descpk (id INTEGER PRIMARY KEY DESC, v INTEGER)`,
+		`CREATE TABLE norowid (id INTEGER PRIMARY KEY, v INTEGER) WITHOUT ROWID`,
+		`INSERT INTO alias VALUES (5, 50), (9, 90)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	ro, err := sql.Open("sqlite3", "file:"+p+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	f, err := sqlitefile.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := &Reader{path: p, db: ro, pages: f}
+	pt, err := r.pageLayout("alias")
+	if err != nil || pt == nil {
+		t.Fatalf("alias: %v %v", pt, err)
+	}
+	if c := pt.cols["id"]; c.Index != sqlitefile.RowID {
+		t.Errorf("alias.id maps to %+v, want the rowid", c)
+	}
+	cols, ok := pt.columns([]string{`"id"`, `"v"`, "NULL"})
+	if !ok {
+		t.Fatal("alias columns not mapped")
+	}
+	cur := f.NewCursor(pt.leaves, cols)
+	vals, nulls := make([]int64, 9), make([]uint8, 9)
+	if n, err := cur.Read(vals, nulls); n != 2 || err != nil || vals[0] != 5 || vals[1] != 50 || vals[3] != 9 || nulls[2] != 1 {
+		t.Errorf("alias rows: %d %v %v %v", n, err, vals, nulls)
+	}
+	for _, name := range []string{"descpk", "norowid"} {
+		if pt, err := r.pageLayout(name); err != nil || pt != nil {
+			t.Errorf("%s: page layout %+v, %v; want SQLite to read it", name, pt, err)
 		}
 	}
 }

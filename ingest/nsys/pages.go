@@ -52,7 +52,11 @@ func (r *Reader) pageLayout(src string) (*pageTable, error) {
 	return pt, nil
 }
 
-var withoutRowid = regexp.MustCompile(`(?i)\)\s*WITHOUT\s+ROWID`)
+var (
+	withoutRowid = regexp.MustCompile(`(?i)\)\s*WITHOUT\s+ROWID`)
+	// A column declared INTEGER PRIMARY KEY DESC is not the rowid.
+	pkDesc = regexp.MustCompile(`(?i)PRIMARY\s+KEY\s+DESC`)
+)
 
 func (r *Reader) loadPageLayout(src string) (*pageTable, error) {
 	var root int64
@@ -100,6 +104,9 @@ func (r *Reader) loadPageLayout(src string) (*pageTable, error) {
 	}
 	if err := rows.Err(); err != nil {
 		return nil, r.wrapDBErr("reading the columns of "+src, err)
+	}
+	if pks == 1 && rowidCol != "" && pkDesc.MatchString(ddl.String) {
+		return nil, nil // which column is the rowid is SQLite's call
 	}
 	if pks == 1 && rowidCol != "" {
 		// An INTEGER PRIMARY KEY is the rowid; its record slot is NULL.

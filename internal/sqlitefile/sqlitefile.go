@@ -21,6 +21,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 )
 
 var (
@@ -244,8 +245,11 @@ type Cursor struct {
 // NewCursor returns a cursor over leaves (from Leaves, or a sub-slice of
 // it) that reads cols of each row.
 func (f *File) NewCursor(leaves []uint32, cols []Column) *Cursor {
-	c := &Cursor{f: f, leaves: leaves, cols: cols, maxIdx: -1}
-	for _, col := range cols {
+	c := &Cursor{f: f, leaves: leaves, cols: slices.Clone(cols), maxIdx: -1}
+	for i, col := range c.cols {
+		if col.Index < Null {
+			c.cols[i].Index = Null // not a column: read as NULL
+		}
 		c.maxIdx = max(c.maxIdx, col.Index)
 	}
 	c.types = make([]uint64, c.maxIdx+1)
@@ -264,6 +268,9 @@ func (c *Cursor) Read(vals []int64, nulls []uint8) (int, error) {
 		return 0, errors.New("sqlitefile: cursor reads no columns")
 	}
 	max := min(len(vals), len(nulls)) / nc
+	if max == 0 {
+		return 0, errors.New("sqlitefile: Read needs room for a row")
+	}
 	n := 0
 	for n < max {
 		if c.cell >= c.nCells {
@@ -414,7 +421,9 @@ func (c *Cursor) decode(vals []int64, nulls []uint8) error {
 // on overflow pages.
 func (c *Cursor) spill(cell []byte, size uint64) ([]byte, error) {
 	u := uint64(c.f.usable)
-	if size > uint64(c.f.nPages)*u {
+	if size > math.MaxInt32 || size > uint64(c.f.nPages)*u {
+		// SQLite's own row limit is 2^31-1 bytes; a larger size is damage
+		// (and would be allocated before the chain is followed).
 		return nil, fmt.Errorf("%w: %d-byte payload is larger than the file", ErrCorrupt, size)
 	}
 	m := (u-12)*32/255 - 23
