@@ -21,6 +21,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"sync"
 	"slices"
 )
 
@@ -42,6 +43,7 @@ type File struct {
 	pageSize int
 	usable   int    // page size less the reserved bytes at each page's end
 	nPages   uint32 // pages in the file
+	windows  sync.Pool // read windows of finished cursors, for reuse
 }
 
 // Open opens the database file at path read-only and checks its header.
@@ -276,6 +278,7 @@ func (c *Cursor) Read(vals []int64, nulls []uint8) (int, error) {
 		if c.cell >= c.nCells {
 			if len(c.leaves) == 0 {
 				if n == 0 {
+					c.release()
 					return 0, io.EOF
 				}
 				return n, nil
@@ -295,6 +298,15 @@ func (c *Cursor) Read(vals []int64, nulls []uint8) (int, error) {
 	return n, nil
 }
 
+// release gives the cursor's read window back to the file at the end.
+func (c *Cursor) release() {
+	if c.win != nil {
+		w := c.win
+		c.f.windows.Put(&w)
+		c.win, c.page, c.winN = nil, nil, 0
+	}
+}
+
 // load makes leaf page p current, reading a window of pages from p on
 // when p is not in the current one (leaves are mostly consecutive).
 func (c *Cursor) load(p uint32) error {
@@ -305,7 +317,13 @@ func (c *Cursor) load(p uint32) error {
 		}
 		n := min(uint32(window), f.nPages-p+1)
 		if c.win == nil {
-			c.win = make([]byte, window*f.pageSize)
+			// Windows are reused across cursors: a fresh buffer costs a
+			// page fault per 4 kB on first use, more than the read.
+			if w, ok := f.windows.Get().(*[]byte); ok {
+				c.win = *w
+			} else {
+				c.win = make([]byte, window*f.pageSize)
+			}
 		}
 		if _, err := f.f.ReadAt(c.win[:int(n)*f.pageSize], int64(p-1)*int64(f.pageSize)); err != nil {
 			return fmt.Errorf("reading page %d: %w", p, err)
