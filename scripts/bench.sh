@@ -7,7 +7,9 @@
 # Traces are generated once with `umtrace synth` and cached in
 # ${XDG_CACHE_HOME:-$HOME/.cache}/umtrace-bench/. Environment:
 #   BENCH_SIZES   row counts of the traces (default "1500000 4500000 12000000")
-#   BENCH_RUNS    timed runs per measurement; the best is kept (default 1)
+#   BENCH_RUNS    timed runs per measurement, umtrace and floor alternating;
+#                 the best of each is kept (default 3: the VMs we run on
+#                 drift by tens of percent from minute to minute)
 #   BENCH_NO_GO   set to skip the Go ingest benchmarks
 set -euo pipefail
 
@@ -15,7 +17,7 @@ cd "$(dirname "$0")/.."
 BIN=${BIN:-bin/umtrace}
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/umtrace-bench
 SIZES=${BENCH_SIZES:-"1500000 4500000 12000000"}
-RUNS=${BENCH_RUNS:-1}
+RUNS=${BENCH_RUNS:-3}
 # Storm-heavy enough that UM migrations are a real share of the rows (about
 # 15% at every size: episode length scales with the row count).
 synth_flags() { echo --seed 1 --episodes 8 --episode-steps $(($1 / 30000 + 1)) --decoys 2 --decoy-steps 20; }
@@ -61,16 +63,12 @@ floor_sql() {
 	done
 }
 
-# measure CMD... prints "wall_s rss_kb" of the best of RUNS runs.
-measure() {
-	local best= r line
-	for ((r = 0; r < RUNS; r++)); do
-		line=$(/usr/bin/time -f "%e %M" "$@" 2>&1 >/dev/null | tail -n 1)
-		if [ -z "$best" ] || awk -v a="${line%% *}" -v b="${best%% *}" 'BEGIN{exit !(a<b)}'; then
-			best=$line
-		fi
-	done
-	echo "$best"
+# once CMD... prints "wall_s rss_kb" of one run.
+once() { /usr/bin/time -f "%e %M" "$@" 2>&1 >/dev/null | tail -n 1; }
+
+# better A B prints the faster of two "wall_s rss_kb" lines (A if B is empty).
+better() {
+	if [ -z "$2" ] || awk -v a="${1%% *}" -v b="${2%% *}" 'BEGIN{exit !(a<b)}'; then echo "$1"; else echo "$2"; fi
 }
 
 rows_of() { sed -n 's/^  "total_rows": \([0-9]*\).*/\1/p' "$1"; }
@@ -93,8 +91,13 @@ for n in $SIZES; do
 	floor_sql "$tr" >"$sqlf"
 	# Warm the page cache so both sides read from memory.
 	cat "$tr" >/dev/null
-	read -r uw um <<<"$(measure "$BIN" analyze "$tr" --format json -o /dev/null)"
-	read -r fw fm <<<"$(measure sqlite3 "$tr" ".read $sqlf")"
+	ub= fb=
+	for ((r = 0; r < RUNS; r++)); do
+		ub=$(better "$(once "$BIN" analyze "$tr" --format json -o /dev/null)" "$ub")
+		fb=$(better "$(once sqlite3 "$tr" ".read $sqlf")" "$fb")
+	done
+	read -r uw um <<<"$ub"
+	read -r fw fm <<<"$fb"
 	rm -f "$sqlf"
 	awk -v n="$rows" -v s="$size" -v uw="$uw" -v um="$um" -v fw="$fw" -v fm="$fm" 'BEGIN{
 		printf "| %10d | %4d MiB | %8.2f s / %5.0f MiB | %8.2f s / %5.0f MiB | %8.2fx | %9.2f |\n",
