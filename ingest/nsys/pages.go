@@ -11,7 +11,7 @@ import (
 	"github.com/umtrace/umtrace/tracemodel"
 )
 
-// The page reader decodes integer columns of the large tables straight from
+// The page reader decodes the columns of the large tables straight from
 // the file's b-tree pages (internal/sqlitefile): no SQLite virtual machine,
 // no per-value C calls, and a table splits into leaf-page ranges that
 // decode in parallel. SQLite still answers every metadata question (root
@@ -140,22 +140,30 @@ func (pt *pageTable) columns(exprs []string) ([]sqlitefile.Column, bool) {
 }
 
 // scanPages reads the rows of leaves through the page reader, fastRows at
-// a time, into b.
+// a time, into b. cols are q's integer columns, then its text columns.
 func (r *Reader) scanPages(b *tracemodel.Builder, q query, s map[int64]string, cols []sqlitefile.Column, leaves []uint32, emit func() error) (rows int, err error) {
 	cur := r.pages.NewCursor(leaves, cols)
-	n := len(cols)
+	n, ni := len(cols), len(q.ints)
 	vals := make([]int64, fastRows*n)
 	nulls := make([]uint8, fastRows*n)
-	iv := make([]sql.NullInt64, n)
+	var texts []string
+	if len(q.strs) > 0 {
+		texts = make([]string, fastRows*n)
+	}
+	iv := make([]sql.NullInt64, ni)
+	sv := make([]sql.NullString, len(q.strs))
 	for {
-		got, err := cur.Read(vals, nulls)
+		got, err := cur.ReadText(vals, nulls, texts)
 		for i := 0; i < got; i++ {
 			row := vals[i*n : i*n+n]
 			z := nulls[i*n : i*n+n]
 			for c := range iv {
 				iv[c] = sql.NullInt64{Int64: row[c], Valid: z[c] == 0}
 			}
-			q.fill(b, iv, nil, s)
+			for c := range sv {
+				sv[c] = sql.NullString{String: texts[i*n+ni+c], Valid: z[ni+c] == 0}
+			}
+			q.fill(b, iv, sv, s)
 			b.EndRow()
 			rows++
 			if b.Rows() >= r.opts.BatchRows {

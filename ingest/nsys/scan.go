@@ -412,8 +412,15 @@ func (r *Reader) scan(t *tracemodel.Table, src string, newQuery func() query, s 
 		return err
 	}
 	var cols []sqlitefile.Column
-	if pt != nil && len(q.strs) == 0 {
-		cols, _ = pt.columns(q.ints)
+	if pt != nil {
+		ic, ok1 := pt.columns(q.ints)
+		sc, ok2 := pt.columns(q.strs)
+		if ok1 && ok2 {
+			for i := range sc {
+				sc[i].Text = true
+			}
+			cols = append(ic, sc...)
+		}
 	}
 	if cols != nil {
 		leaves := pt.leaves

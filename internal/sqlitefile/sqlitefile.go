@@ -1,4 +1,4 @@
-// Package sqlitefile reads integer columns of rowid tables straight from
+// Package sqlitefile reads columns of rowid tables straight from
 // an SQLite database file's pages (https://www.sqlite.org/fileformat2.html),
 // without the SQLite library.
 //
@@ -21,8 +21,9 @@ import (
 	"io"
 	"math"
 	"os"
-	"sync"
 	"slices"
+	"strconv"
+	"sync"
 )
 
 var (
@@ -41,8 +42,8 @@ type File struct {
 	f        *os.File
 	name     string
 	pageSize int
-	usable   int    // page size less the reserved bytes at each page's end
-	nPages   uint32 // pages in the file
+	usable   int       // page size less the reserved bytes at each page's end
+	nPages   uint32    // pages in the file
 	windows  sync.Pool // read windows of finished cursors, for reuse
 }
 
@@ -212,6 +213,10 @@ type Column struct {
 	// hold (added by ALTER TABLE); DefaultNull makes it NULL.
 	Default     int64
 	DefaultNull bool
+	// Text reads the column as text (ReadText's texts), as SQLite's
+	// driver for Go gives it: TEXT and BLOB bytes as they are, integers
+	// in decimal, reals as strconv's shortest 'g' form. Its vals entry is 0.
+	Text bool
 }
 
 // Special Column indexes.
@@ -240,8 +245,10 @@ type Cursor struct {
 	ptrs    int
 	ovfl    []byte // scratch for records that spill to overflow pages
 	ovflBuf []byte
-	types   []uint64 // serial types of the current record's columns
-	offs    []int    // their offsets in the record body
+	hasText bool
+	strs    map[string]string // intern's cache
+	types   []uint64          // serial types of the current record's columns
+	offs    []int             // their offsets in the record body
 }
 
 // NewCursor returns a cursor over leaves (from Leaves, or a sub-slice of
@@ -253,6 +260,10 @@ func (f *File) NewCursor(leaves []uint32, cols []Column) *Cursor {
 			c.cols[i].Index = Null // not a column: read as NULL
 		}
 		c.maxIdx = max(c.maxIdx, col.Index)
+		if col.Text {
+			c.hasText = true
+			c.strs = map[string]string{}
+		}
 	}
 	c.types = make([]uint64, c.maxIdx+1)
 	c.offs = make([]int, c.maxIdx+1)
@@ -265,9 +276,18 @@ func (f *File) NewCursor(leaves []uint32, cols []Column) *Cursor {
 // sqlite3_column_int64 does. Read returns the rows decoded and io.EOF
 // after the last one.
 func (c *Cursor) Read(vals []int64, nulls []uint8) (int, error) {
+	return c.ReadText(vals, nulls, nil)
+}
+
+// ReadText is Read for cursors with Text columns: texts, as long as vals,
+// receives each text column's value at its position in the row.
+func (c *Cursor) ReadText(vals []int64, nulls []uint8, texts []string) (int, error) {
 	nc := len(c.cols)
 	if nc == 0 {
 		return 0, errors.New("sqlitefile: cursor reads no columns")
+	}
+	if c.hasText && len(texts) < len(vals) {
+		return 0, errors.New("sqlitefile: the cursor reads text columns: use ReadText with room for them")
 	}
 	max := min(len(vals), len(nulls)) / nc
 	if max == 0 {
@@ -289,7 +309,11 @@ func (c *Cursor) Read(vals []int64, nulls []uint8) (int, error) {
 			c.leaves = c.leaves[1:]
 			continue
 		}
-		if err := c.decode(vals[n*nc:n*nc+nc], nulls[n*nc:n*nc+nc]); err != nil {
+		var tx []string
+		if c.hasText {
+			tx = texts[n*nc : n*nc+nc]
+		}
+		if err := c.decode(vals[n*nc:n*nc+nc], nulls[n*nc:n*nc+nc], tx); err != nil {
 			return n, fmt.Errorf("page %d cell %d: %w", c.pageNo, c.cell, err)
 		}
 		c.cell++
@@ -349,7 +373,7 @@ func (c *Cursor) load(p uint32) error {
 }
 
 // decode reads the current cell's row into vals and nulls.
-func (c *Cursor) decode(vals []int64, nulls []uint8) error {
+func (c *Cursor) decode(vals []int64, nulls []uint8, texts []string) error {
 	pg := c.page
 	at := int(binary.BigEndian.Uint16(pg[c.ptrs+2*c.cell:]))
 	if at < c.ptrs+2*c.nCells || at >= len(pg) {
@@ -408,6 +432,10 @@ func (c *Cursor) decode(vals []int64, nulls []uint8) error {
 	}
 	for j, col := range c.cols {
 		vals[j], nulls[j] = 0, 0
+		if col.Text {
+			c.text(j, col, types, offs, body, rowid, nulls, texts)
+			continue
+		}
 		switch col.Index {
 		case RowID:
 			vals[j] = int64(rowid)
@@ -433,6 +461,51 @@ func (c *Cursor) decode(vals []int64, nulls []uint8) error {
 		}
 	}
 	return nil
+}
+
+// text decodes text column j of the current record into texts[j].
+func (c *Cursor) text(j int, col Column, types []uint64, offs []int, body []byte, rowid uint64, nulls []uint8, texts []string) {
+	texts[j] = ""
+	switch col.Index {
+	case RowID:
+		texts[j] = strconv.FormatInt(int64(rowid), 10)
+		return
+	case Null:
+		nulls[j] = 1
+		return
+	}
+	t := types[col.Index]
+	switch {
+	case t == missing:
+		if col.DefaultNull {
+			nulls[j] = 1
+		} else {
+			texts[j] = strconv.FormatInt(col.Default, 10)
+		}
+	case t == 0:
+		nulls[j] = 1
+	case t >= 12:
+		texts[j] = c.intern(body[offs[col.Index] : offs[col.Index]+contentSize(t)])
+	case t == 7:
+		texts[j] = strconv.FormatFloat(math.Float64frombits(binary.BigEndian.Uint64(body[offs[col.Index]:])), 'g', -1, 64)
+	default:
+		v, _ := value(t, body[offs[col.Index]:offs[col.Index]+contentSize(t)])
+		texts[j] = strconv.FormatInt(v, 10)
+	}
+}
+
+// intern returns b as a string, sharing one copy of each recent value
+// (text columns such as NVTX range names repeat).
+func (c *Cursor) intern(b []byte) string {
+	if s, ok := c.strs[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(c.strs) >= 4096 {
+		clear(c.strs)
+	}
+	c.strs[s] = s
+	return s
 }
 
 // spill assembles a payload of size bytes that starts in cell and continues
