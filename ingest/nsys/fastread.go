@@ -112,13 +112,9 @@ func (r *Reader) scanRangeFast(b *tracemodel.Builder, q query, s map[int64]strin
 			for c := range iv {
 				iv[c] = sql.NullInt64{Int64: row[c], Valid: z[c] == 0}
 			}
-			q.fill(b, iv, nil, s)
-			b.EndRow()
 			rows++
-			if b.Rows() >= r.opts.BatchRows {
-				if err := emit(); err != nil {
-					return rows, err
-				}
+			if err := r.addRow(b, q, iv, nil, s, emit); err != nil {
+				return rows, err
 			}
 		}
 		switch rc {

@@ -163,13 +163,9 @@ func (r *Reader) scanPages(b *tracemodel.Builder, q query, s map[int64]string, c
 			for c := range sv {
 				sv[c] = sql.NullString{String: texts[i*n+ni+c], Valid: z[ni+c] == 0}
 			}
-			q.fill(b, iv, sv, s)
-			b.EndRow()
 			rows++
-			if b.Rows() >= r.opts.BatchRows {
-				if err := emit(); err != nil {
-					return rows, err
-				}
+			if err := r.addRow(b, q, iv, sv, s, emit); err != nil {
+				return rows, err
 			}
 		}
 		if err == io.EOF {

@@ -559,6 +559,17 @@ func (r *Reader) scan(t *tracemodel.Table, src string, newQuery func() query, s 
 
 var errStopped = errors.New("scan stopped")
 
+// addRow fills one row from its values (every read path ends here) and
+// emits the batch when it is full.
+func (r *Reader) addRow(b *tracemodel.Builder, q query, iv []sql.NullInt64, sv []sql.NullString, s map[int64]string, emit func() error) error {
+	q.fill(b, iv, sv, s)
+	b.EndRow()
+	if b.Rows() >= r.opts.BatchRows {
+		return emit()
+	}
+	return nil
+}
+
 // rowidSpanSQL selects the smallest and largest rowid of table. Each is its
 // own subquery: SQLite answers a lone min() or max() of the rowid with one
 // b-tree seek, but both in one SELECT with a full scan.
@@ -602,12 +613,8 @@ func (r *Reader) scanRangeDriver(b *tracemodel.Builder, q query, s map[int64]str
 			for i := range sv {
 				sv[i] = toStr(dest[len(iv)+i])
 			}
-			q.fill(b, iv, sv, s)
-			b.EndRow()
-			if b.Rows() >= r.opts.BatchRows {
-				if err := emit(); err != nil {
-					return err
-				}
+			if err := r.addRow(b, q, iv, sv, s, emit); err != nil {
+				return err
 			}
 		}
 	})
