@@ -165,40 +165,32 @@ func (c *column) appended(valid bool) {
 
 // Int64 appends v to column i.
 func (b *Builder) Int64(i int, v int64) {
-	c := &b.cols[i]
-	if c.skip {
-		return
+	if c := &b.cols[i]; !c.skip {
+		put(c, &c.i64, v)
 	}
-	if c.n == len(c.i64) {
-		c.grow(max(2*c.n, 64))
-	}
-	c.i64[c.n] = v
-	c.appended(true)
 }
 
 // Int32 appends v to column i.
 func (b *Builder) Int32(i int, v int32) {
-	c := &b.cols[i]
-	if c.skip {
-		return
+	if c := &b.cols[i]; !c.skip {
+		put(c, &c.i32, v)
 	}
-	if c.n == len(c.i32) {
-		c.grow(max(2*c.n, 64))
-	}
-	c.i32[c.n] = v
-	c.appended(true)
 }
 
 // Uint64 appends v to column i.
 func (b *Builder) Uint64(i int, v uint64) {
-	c := &b.cols[i]
-	if c.skip {
-		return
+	if c := &b.cols[i]; !c.skip {
+		put(c, &c.u64, v)
 	}
-	if c.n == len(c.u64) {
+}
+
+// put appends a valid v to c, whose values view (c.i64, c.i32 or c.u64)
+// is view; grow replaces the view when the buffer is full.
+func put[T int64 | int32 | uint64](c *column, view *[]T, v T) {
+	if c.n == len(*view) {
 		c.grow(max(2*c.n, 64))
 	}
-	c.u64[c.n] = v
+	(*view)[c.n] = v
 	c.appended(true)
 }
 

@@ -40,7 +40,6 @@ const headerSize = 100
 // be called from several goroutines; each Cursor belongs to one.
 type File struct {
 	f        *os.File
-	name     string
 	pageSize int
 	usable   int       // page size less the reserved bytes at each page's end
 	nPages   uint32    // pages in the file
@@ -53,7 +52,7 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	file, err := newFile(f, path)
+	file, err := newFile(f)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -61,7 +60,7 @@ func Open(path string) (*File, error) {
 	return file, nil
 }
 
-func newFile(f *os.File, name string) (*File, error) {
+func newFile(f *os.File) (*File, error) {
 	var h [headerSize]byte
 	if _, err := io.ReadFull(f, h[:]); err != nil {
 		return nil, fmt.Errorf("%w: reading header: %v", ErrCorrupt, err)
@@ -95,7 +94,7 @@ func newFile(f *os.File, name string) (*File, error) {
 	if n > math.MaxUint32 {
 		n = math.MaxUint32
 	}
-	return &File{f: f, name: name, pageSize: ps, usable: usable, nPages: uint32(n)}, nil
+	return &File{f: f, pageSize: ps, usable: usable, nPages: uint32(n)}, nil
 }
 
 // Close closes the file.
