@@ -10,15 +10,15 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/umtrace/umtrace/tracemodel"
+	"github.com/umtrace/umtrace/ingest"
 )
 
 // Analyze reads src once and returns its analysis. It returns an error
-// wrapping tracemodel.ErrNoCUDA when the trace holds no CUDA activity.
-func Analyze(src tracemodel.Source, opts Options) (*Result, error) {
+// wrapping ingest.ErrNoCUDA when the trace holds no CUDA activity.
+func Analyze(src ingest.Source, opts Options) (*Result, error) {
 	info := src.Info()
 	if !info.HasCUDA {
-		return nil, fmt.Errorf("%s: %w (no CUDA runtime, kernel, memcpy or sync records; profile with nsys --trace=cuda)", info.Path, tracemodel.ErrNoCUDA)
+		return nil, fmt.Errorf("%s: %w (no CUDA runtime, kernel, memcpy or sync records; profile with nsys --trace=cuda)", info.Path, ingest.ErrNoCUDA)
 	}
 	if opts.TopN <= 0 {
 		opts.TopN = 10
@@ -36,7 +36,7 @@ func Analyze(src tracemodel.Source, opts Options) (*Result, error) {
 
 type analysis struct {
 	c    *collector
-	info *tracemodel.TraceInfo
+	info *ingest.TraceInfo
 	opts Options
 	th   Thresholds
 	res  Result

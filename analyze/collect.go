@@ -8,7 +8,8 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/umtrace/umtrace/tracemodel"
+
+	"github.com/umtrace/umtrace/ingest"
 )
 
 // The collect phase streams every table once, in parallel, into compact
@@ -33,7 +34,7 @@ func (in *interner) id(s string) int32 {
 }
 
 // batchIDs interns a batch's dictionary once and returns the row → id map.
-func (in *interner) batchIDs(s tracemodel.Strings) []int32 {
+func (in *interner) batchIDs(s ingest.Strings) []int32 {
 	local := make([]int32, s.DictLen())
 	for k := range local {
 		local[k] = in.id(s.DictValue(k))
@@ -41,7 +42,7 @@ func (in *interner) batchIDs(s tracemodel.Strings) []int32 {
 	return local
 }
 
-func strID(local []int32, s tracemodel.Strings, i int) int32 {
+func strID(local []int32, s ingest.Strings, i int) int32 {
 	k := s.Key(i)
 	if k < 0 {
 		return -1
@@ -183,20 +184,20 @@ type collector struct {
 
 // needed lists the columns the collector reads from each table; a
 // ColumnScanner may leave the others null.
-var needed = map[*tracemodel.Table][]string{
-	tracemodel.API:      {tracemodel.ColStart, tracemodel.ColEnd, tracemodel.ColPid, tracemodel.ColTid, tracemodel.ColCorrelationID, tracemodel.ColName},
-	tracemodel.Kernel:   {tracemodel.ColStart, tracemodel.ColEnd, tracemodel.ColPid, tracemodel.ColStreamID, tracemodel.ColName},
-	tracemodel.Memcpy:   {tracemodel.ColStart, tracemodel.ColEnd, tracemodel.ColPid, tracemodel.ColStreamID, tracemodel.ColCorrelationID, tracemodel.ColBytes, tracemodel.ColCopyKind, tracemodel.ColMigCause, tracemodel.ColVirtAddr},
-	tracemodel.Memset:   {tracemodel.ColStart, tracemodel.ColEnd, tracemodel.ColPid, tracemodel.ColStreamID, tracemodel.ColCorrelationID},
-	tracemodel.Sync:     {tracemodel.ColPid, tracemodel.ColStreamID, tracemodel.ColCorrelationID},
-	tracemodel.GPUFault: {tracemodel.ColStart, tracemodel.ColEnd, tracemodel.ColPid, tracemodel.ColAddress, tracemodel.ColNumFaults},
-	tracemodel.CPUFault: {tracemodel.ColStart, tracemodel.ColPid, tracemodel.ColAddress, tracemodel.ColFunction, tracemodel.ColModule, tracemodel.ColSourceFile, tracemodel.ColSourceLine},
-	tracemodel.NVTX:     {tracemodel.ColStart, tracemodel.ColEnd, tracemodel.ColPid, tracemodel.ColTid, tracemodel.ColEventType, tracemodel.ColName},
-	tracemodel.MemUsage: {tracemodel.ColAddress, tracemodel.ColBytes, tracemodel.ColMemKind, tracemodel.ColOperation},
+var needed = map[*ingest.Table][]string{
+	ingest.API:      {ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColTid, ingest.ColCorrelationID, ingest.ColName},
+	ingest.Kernel:   {ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColStreamID, ingest.ColName},
+	ingest.Memcpy:   {ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColStreamID, ingest.ColCorrelationID, ingest.ColBytes, ingest.ColCopyKind, ingest.ColMigCause, ingest.ColVirtAddr},
+	ingest.Memset:   {ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColStreamID, ingest.ColCorrelationID},
+	ingest.Sync:     {ingest.ColPid, ingest.ColStreamID, ingest.ColCorrelationID},
+	ingest.GPUFault: {ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColAddress, ingest.ColNumFaults},
+	ingest.CPUFault: {ingest.ColStart, ingest.ColPid, ingest.ColAddress, ingest.ColFunction, ingest.ColModule, ingest.ColSourceFile, ingest.ColSourceLine},
+	ingest.NVTX:     {ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColTid, ingest.ColEventType, ingest.ColName},
+	ingest.MemUsage: {ingest.ColAddress, ingest.ColBytes, ingest.ColMemKind, ingest.ColOperation},
 }
 
 // collect reads every table of src.
-func collect(src tracemodel.Source) (*collector, error) {
+func collect(src ingest.Source) (*collector, error) {
 	c := &collector{
 		apiNames: newInterner(), kernelNames: newInterner(), siteNames: newInterner(),
 		threads: map[streamKey]bool{}, kernels: map[streamKey]*chunks[gpuWork]{}, copies: map[streamKey]*chunks[gpuWork]{},
@@ -204,27 +205,27 @@ func collect(src tracemodel.Source) (*collector, error) {
 		syncStream: map[pidCorr]int64{}, threadNames: map[streamKey]string{},
 		apiSpan: newSpan(), gpuSpan: newSpan(), longAPI: map[int32][]int64{}, longWork: map[longKey]int64{},
 	}
-	if est, ok := src.(tracemodel.RowEstimator); ok {
-		c.migrations = make([]migration, 0, est.EstimateRows(tracemodel.Memcpy))
-		c.gfaults = make([]gfault, 0, est.EstimateRows(tracemodel.GPUFault))
-		c.cfaults = make([]cfault, 0, est.EstimateRows(tracemodel.CPUFault))
+	if est, ok := src.(ingest.RowEstimator); ok {
+		c.migrations = make([]migration, 0, est.EstimateRows(ingest.Memcpy))
+		c.gfaults = make([]gfault, 0, est.EstimateRows(ingest.GPUFault))
+		c.cfaults = make([]cfault, 0, est.EstimateRows(ingest.CPUFault))
 	}
 	var kSpan, cSpan, sSpan = newSpan(), newSpan(), newSpan()
 	jobs := []struct {
-		t  *tracemodel.Table
+		t  *ingest.Table
 		fn func(arrow.RecordBatch)
 	}{
-		{tracemodel.API, c.addAPI},
-		{tracemodel.Kernel, func(r arrow.RecordBatch) { c.addWork(r, tracemodel.Kernel, c.kernels, nil, &kSpan) }},
-		{tracemodel.Memcpy, func(r arrow.RecordBatch) { c.addMemcpy(r, &cSpan) }},
-		{tracemodel.Memset, func(r arrow.RecordBatch) { c.addWork(r, tracemodel.Memset, c.memsets, c.setStream, &sSpan) }},
-		{tracemodel.Sync, c.addSync},
-		{tracemodel.GPUFault, c.addGPUFault},
-		{tracemodel.CPUFault, c.addCPUFault},
-		{tracemodel.NVTX, c.addNVTX},
-		{tracemodel.MemUsage, c.addMemUsage},
-		{tracemodel.Thread, c.addThread},
-		{tracemodel.GPU, c.addGPU},
+		{ingest.API, c.addAPI},
+		{ingest.Kernel, func(r arrow.RecordBatch) { c.addWork(r, ingest.Kernel, c.kernels, nil, &kSpan) }},
+		{ingest.Memcpy, func(r arrow.RecordBatch) { c.addMemcpy(r, &cSpan) }},
+		{ingest.Memset, func(r arrow.RecordBatch) { c.addWork(r, ingest.Memset, c.memsets, c.setStream, &sSpan) }},
+		{ingest.Sync, c.addSync},
+		{ingest.GPUFault, c.addGPUFault},
+		{ingest.CPUFault, c.addCPUFault},
+		{ingest.NVTX, c.addNVTX},
+		{ingest.MemUsage, c.addMemUsage},
+		{ingest.Thread, c.addThread},
+		{ingest.GPU, c.addGPU},
 	}
 	errs := make([]error, len(jobs))
 	var wg sync.WaitGroup
@@ -239,7 +240,7 @@ func collect(src tracemodel.Source) (*collector, error) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			fn := func(r arrow.RecordBatch) error { j.fn(r); return nil }
-			if cs, ok := src.(tracemodel.ColumnScanner); ok {
+			if cs, ok := src.(ingest.ColumnScanner); ok {
 				errs[i] = cs.ScanColumns(j.t, needed[j.t], fn)
 			} else {
 				errs[i] = src.Scan(j.t, fn)
@@ -261,11 +262,11 @@ func collect(src tracemodel.Source) (*collector, error) {
 }
 
 func (c *collector) addAPI(r arrow.RecordBatch) {
-	t := tracemodel.API
-	st, en := tracemodel.I64(r, t, tracemodel.ColStart), tracemodel.I64(r, t, tracemodel.ColEnd)
-	pid, tid := tracemodel.I64(r, t, tracemodel.ColPid), tracemodel.I64(r, t, tracemodel.ColTid)
-	corr := tracemodel.I64(r, t, tracemodel.ColCorrelationID)
-	names := tracemodel.Str(r, t, tracemodel.ColName)
+	t := ingest.API
+	st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
+	pid, tid := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColTid)
+	corr := ingest.I64(r, t, ingest.ColCorrelationID)
+	names := ingest.Str(r, t, ingest.ColName)
 	local := c.apiNames.batchIDs(names)
 	classes := make([]*syncClass, len(local))
 	managed := make([]bool, len(local))
@@ -308,15 +309,15 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 	}
 }
 
-func (c *collector) addWork(r arrow.RecordBatch, t *tracemodel.Table, dst map[streamKey]*chunks[gpuWork], byCorr map[pidCorr]int64, sp *span) {
-	st, en := tracemodel.I64(r, t, tracemodel.ColStart), tracemodel.I64(r, t, tracemodel.ColEnd)
-	pid, strm := tracemodel.I64(r, t, tracemodel.ColPid), tracemodel.I64(r, t, tracemodel.ColStreamID)
-	corr := tracemodel.I64(r, t, tracemodel.ColCorrelationID)
-	var names tracemodel.Strings
+func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[streamKey]*chunks[gpuWork], byCorr map[pidCorr]int64, sp *span) {
+	st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
+	pid, strm := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColStreamID)
+	corr := ingest.I64(r, t, ingest.ColCorrelationID)
+	var names ingest.Strings
 	var local []int32
-	isKernel := t == tracemodel.Kernel
+	isKernel := t == ingest.Kernel
 	if isKernel {
-		names = tracemodel.Str(r, t, tracemodel.ColName)
+		names = ingest.Str(r, t, ingest.ColName)
 		local = c.kernelNames.batchIDs(names)
 	}
 	// Rows of a stream come in runs: look its list up once per run.
@@ -365,14 +366,14 @@ func (c *collector) newWork(k streamKey, start, end int64, name int32) gpuWork {
 }
 
 func (c *collector) addMemcpy(r arrow.RecordBatch, sp *span) {
-	t := tracemodel.Memcpy
-	st, en := tracemodel.I64(r, t, tracemodel.ColStart), tracemodel.I64(r, t, tracemodel.ColEnd)
-	pid, strm := tracemodel.I64(r, t, tracemodel.ColPid), tracemodel.I64(r, t, tracemodel.ColStreamID)
-	corr := tracemodel.I64(r, t, tracemodel.ColCorrelationID)
-	kind := tracemodel.I32(r, t, tracemodel.ColCopyKind)
-	by := tracemodel.I64(r, t, tracemodel.ColBytes)
-	cause := tracemodel.I32(r, t, tracemodel.ColMigCause)
-	va := tracemodel.U64(r, t, tracemodel.ColVirtAddr)
+	t := ingest.Memcpy
+	st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
+	pid, strm := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColStreamID)
+	corr := ingest.I64(r, t, ingest.ColCorrelationID)
+	kind := ingest.I32(r, t, ingest.ColCopyKind)
+	by := ingest.I64(r, t, ingest.ColBytes)
+	cause := ingest.I32(r, t, ingest.ColMigCause)
+	va := ingest.U64(r, t, ingest.ColVirtAddr)
 	for i := 0; i < int(r.NumRows()); i++ {
 		s, e, p, kd := st.Value(i), en.Value(i), pid.Value(i), kind.Value(i)
 		sp.add(s, e)
@@ -406,9 +407,9 @@ func (c *collector) addMemcpy(r arrow.RecordBatch, sp *span) {
 }
 
 func (c *collector) addSync(r arrow.RecordBatch) {
-	t := tracemodel.Sync
-	pid, strm := tracemodel.I64(r, t, tracemodel.ColPid), tracemodel.I64(r, t, tracemodel.ColStreamID)
-	corr := tracemodel.I64(r, t, tracemodel.ColCorrelationID)
+	t := ingest.Sync
+	pid, strm := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColStreamID)
+	corr := ingest.I64(r, t, ingest.ColCorrelationID)
 	for i := 0; i < int(r.NumRows()); i++ {
 		if !corr.IsNull(i) {
 			c.syncStream[pidCorr{pid.Value(i), corr.Value(i)}] = strm.Value(i)
@@ -417,21 +418,21 @@ func (c *collector) addSync(r arrow.RecordBatch) {
 }
 
 func (c *collector) addGPUFault(r arrow.RecordBatch) {
-	t := tracemodel.GPUFault
-	st, en := tracemodel.I64(r, t, tracemodel.ColStart), tracemodel.I64(r, t, tracemodel.ColEnd)
-	pid, n := tracemodel.I64(r, t, tracemodel.ColPid), tracemodel.I64(r, t, tracemodel.ColNumFaults)
-	addr := tracemodel.U64(r, t, tracemodel.ColAddress)
+	t := ingest.GPUFault
+	st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
+	pid, n := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColNumFaults)
+	addr := ingest.U64(r, t, ingest.ColAddress)
 	for i := 0; i < int(r.NumRows()); i++ {
 		c.gfaults = push(c.gfaults, gfault{start: st.Value(i), end: en.Value(i), pid: pid.Value(i), addr: addr.Value(i), n: n.Value(i)})
 	}
 }
 
 func (c *collector) addCPUFault(r arrow.RecordBatch) {
-	t := tracemodel.CPUFault
-	st, pid := tracemodel.I64(r, t, tracemodel.ColStart), tracemodel.I64(r, t, tracemodel.ColPid)
-	addr := tracemodel.U64(r, t, tracemodel.ColAddress)
-	fn, mod, file := tracemodel.Str(r, t, tracemodel.ColFunction), tracemodel.Str(r, t, tracemodel.ColModule), tracemodel.Str(r, t, tracemodel.ColSourceFile)
-	line := tracemodel.I32(r, t, tracemodel.ColSourceLine)
+	t := ingest.CPUFault
+	st, pid := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColPid)
+	addr := ingest.U64(r, t, ingest.ColAddress)
+	fn, mod, file := ingest.Str(r, t, ingest.ColFunction), ingest.Str(r, t, ingest.ColModule), ingest.Str(r, t, ingest.ColSourceFile)
+	line := ingest.I32(r, t, ingest.ColSourceLine)
 	cache := map[[4]int32]int32{}
 	for i := 0; i < int(r.NumRows()); i++ {
 		key := [4]int32{int32(fn.Key(i)), int32(mod.Key(i)), int32(file.Key(i)), line.Value(i)}
@@ -471,11 +472,11 @@ func baseName(p string) string {
 var rangeTypes = map[int32]bool{59: true, 60: true, 70: true, 71: true}
 
 func (c *collector) addNVTX(r arrow.RecordBatch) {
-	t := tracemodel.NVTX
-	st, en := tracemodel.I64(r, t, tracemodel.ColStart), tracemodel.I64(r, t, tracemodel.ColEnd)
-	pid, tid := tracemodel.I64(r, t, tracemodel.ColPid), tracemodel.I64(r, t, tracemodel.ColTid)
-	et := tracemodel.I32(r, t, tracemodel.ColEventType)
-	names := tracemodel.Str(r, t, tracemodel.ColName)
+	t := ingest.NVTX
+	st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
+	pid, tid := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColTid)
+	et := ingest.I32(r, t, ingest.ColEventType)
+	names := ingest.Str(r, t, ingest.ColName)
 	for i := 0; i < int(r.NumRows()); i++ {
 		if en.IsNull(i) || !rangeTypes[et.Value(i)] {
 			continue
@@ -485,9 +486,9 @@ func (c *collector) addNVTX(r arrow.RecordBatch) {
 }
 
 func (c *collector) addMemUsage(r arrow.RecordBatch) {
-	t := tracemodel.MemUsage
-	addr, by := tracemodel.U64(r, t, tracemodel.ColAddress), tracemodel.I64(r, t, tracemodel.ColBytes)
-	kind, op := tracemodel.I32(r, t, tracemodel.ColMemKind), tracemodel.I32(r, t, tracemodel.ColOperation)
+	t := ingest.MemUsage
+	addr, by := ingest.U64(r, t, ingest.ColAddress), ingest.I64(r, t, ingest.ColBytes)
+	kind, op := ingest.I32(r, t, ingest.ColMemKind), ingest.I32(r, t, ingest.ColOperation)
 	for i := 0; i < int(r.NumRows()); i++ {
 		if op.Value(i) == 0 && kind.Value(i) == 4 {
 			c.allocs = append(c.allocs, alloc{addr: addr.Value(i), bytes: by.Value(i), kind: kind.Value(i)})
@@ -496,16 +497,16 @@ func (c *collector) addMemUsage(r arrow.RecordBatch) {
 }
 
 func (c *collector) addThread(r arrow.RecordBatch) {
-	t := tracemodel.Thread
-	pid, tid := tracemodel.I64(r, t, tracemodel.ColPid), tracemodel.I64(r, t, tracemodel.ColTid)
-	names := tracemodel.Str(r, t, tracemodel.ColName)
+	t := ingest.Thread
+	pid, tid := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColTid)
+	names := ingest.Str(r, t, ingest.ColName)
 	for i := 0; i < int(r.NumRows()); i++ {
 		c.threadNames[streamKey{pid.Value(i), tid.Value(i)}] = strings.Clone(names.Value(i))
 	}
 }
 
 func (c *collector) addGPU(r arrow.RecordBatch) {
-	names := tracemodel.Str(r, tracemodel.GPU, tracemodel.ColName)
+	names := ingest.Str(r, ingest.GPU, ingest.ColName)
 	for i := 0; i < names.Len(); i++ {
 		c.gpus = append(c.gpus, strings.Clone(names.Value(i)))
 	}

@@ -10,15 +10,12 @@ import (
 
 	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/ingest/nsys"
+	"github.com/umtrace/umtrace/ingest/testshared"
 )
 
 func sharedTraces(t *testing.T) string {
 	t.Helper()
-	d := filepath.Join("..", "..", "shared", "traces")
-	if _, err := os.Stat(d); err != nil {
-		t.Skipf("shared traces not found at %s (CI always has them): %v", d, err)
-	}
-	return d
+	return testshared.Need(t, "traces")
 }
 
 func analyzeTrace(t *testing.T, path string) *analyze.Result {

@@ -7,7 +7,7 @@ import (
 )
 
 // TestNoSQLiteDependency keeps the cgo SQLite driver out of analyze and
-// report: they read traces only through tracemodel.Source.
+// report: they read traces only through ingest.Source.
 func TestNoSQLiteDependency(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "github.com/umtrace/umtrace/analyze", "github.com/umtrace/umtrace/report").CombinedOutput()
 	if err != nil {

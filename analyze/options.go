@@ -1,6 +1,5 @@
 package analyze
 
-import "github.com/umtrace/umtrace/ingest/sanitizer"
 
 // Options control an analysis. The zero value is not useful; start from
 // DefaultOptions.
@@ -14,7 +13,7 @@ type Options struct {
 	Thresholds Thresholds
 	// Sanitizer holds parsed compute-sanitizer / cuda-memcheck logs to put
 	// next to the trace (Result.Sanitizer).
-	Sanitizer []*sanitizer.Log
+	Sanitizer []SanitizerInput
 	// TopN bounds the rows of "top" tables (kernels, address ranges, fault
 	// sites) in the result.
 	TopN int
@@ -63,4 +62,23 @@ const DefaultMergeGapNs = 50_000_000
 // DefaultOptions returns the default options.
 func DefaultOptions() Options {
 	return Options{Thresholds: DefaultThresholds, TopN: 10}
+}
+
+// SanitizerInput is one compute-sanitizer / cuda-memcheck log as the
+// analysis needs it; ingest/sanitizer parses the log, the caller converts.
+type SanitizerInput struct {
+	File       string // base name
+	Tool       string
+	ToolErrors int64 // from the tool's ERROR SUMMARY, -1 when absent
+	Warnings   int   // parse warnings
+	Findings   []SanitizerFinding
+}
+
+// SanitizerFinding is one finding of a SanitizerInput.
+type SanitizerFinding struct {
+	Tool, Severity, Kind string
+	Kernel               string // as printed
+	KernelBase           string // ingest.KernelBaseName(Kernel)
+	Location             string // file:line, file, or ""
+	Detail               string
 }

@@ -6,20 +6,20 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/umtrace/umtrace/tracemodel"
+	"github.com/umtrace/umtrace/ingest"
 )
 
 // SyncSamples returns the durations (ns) of every host-blocking call
 // (APIs in HostBlocking) in src, keyed by API name and sorted ascending.
 // Result holds only their summaries; diff needs the samples for its
 // significance tests.
-func SyncSamples(src tracemodel.Source) (map[string][]int64, error) {
-	t := tracemodel.API
+func SyncSamples(src ingest.Source) (map[string][]int64, error) {
+	t := ingest.API
 	out := map[string][]int64{}
 	err := src.Scan(t, func(rec arrow.RecordBatch) error {
-		names := tracemodel.Str(rec, t, tracemodel.ColName)
-		start := tracemodel.I64(rec, t, tracemodel.ColStart)
-		end := tracemodel.I64(rec, t, tracemodel.ColEnd)
+		names := ingest.Str(rec, t, ingest.ColName)
+		start := ingest.I64(rec, t, ingest.ColStart)
+		end := ingest.I64(rec, t, ingest.ColEnd)
 		blocking := make([]string, names.DictLen()) // "" when not host-blocking
 		for k := range blocking {
 			if v := names.DictValue(k); isHostBlocking(v) {

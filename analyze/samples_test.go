@@ -1,14 +1,14 @@
 package analyze
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/umtrace/umtrace/ingest/nsys"
+	"github.com/umtrace/umtrace/ingest/testshared"
 )
 
 func TestSyncSamplesMatchResult(t *testing.T) {
-	path := filepath.Join("..", "..", "shared", "traces", "torch_mlp_managed.sqlite")
+	path := testshared.Path("traces", "torch_mlp_managed.sqlite")
 	r, err := nsys.Open(path, nsys.Options{})
 	if err != nil {
 		t.Skipf("shared trace unavailable: %v", err)

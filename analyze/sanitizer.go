@@ -2,11 +2,10 @@ package analyze
 
 import (
 	"cmp"
-	"path/filepath"
 	"slices"
 	"sort"
 
-	"github.com/umtrace/umtrace/ingest/sanitizer"
+	"github.com/umtrace/umtrace/ingest"
 )
 
 // SanitizerReport puts compute-sanitizer / cuda-memcheck findings next to
@@ -41,7 +40,7 @@ type SanitizerGroup struct {
 }
 
 // sanitizerReport joins the logs' findings to the trace's kernels.
-func (a *analysis) sanitizerReport(logs []*sanitizer.Log) *SanitizerReport {
+func (a *analysis) sanitizerReport(logs []SanitizerInput) *SanitizerReport {
 	if len(logs) == 0 {
 		return nil
 	}
@@ -79,9 +78,9 @@ func (a *analysis) sanitizerReport(logs []*sanitizer.Log) *SanitizerReport {
 	for i := range perEp {
 		epNames[i] = names(perEp[i])
 	}
-	matches := func(f *sanitizer.Finding, ns []string) bool {
+	matches := func(f *SanitizerFinding, ns []string) bool {
 		for _, n := range ns {
-			if f.MatchesKernel(n) {
+			if f.KernelBase != "" && f.KernelBase == ingest.KernelBaseName(n) {
 				return true
 			}
 		}
@@ -90,17 +89,14 @@ func (a *analysis) sanitizerReport(logs []*sanitizer.Log) *SanitizerReport {
 	type key struct{ tool, sev, kind, kernel, loc, detail string }
 	groups := map[key]*SanitizerGroup{}
 	for _, l := range logs {
-		sl := SanitizerLog{File: filepath.Base(l.Path), Tool: l.Tool, Findings: len(l.Findings), ToolErrors: -1, Warnings: len(l.Warnings)}
-		if l.Summary.HasErrors {
-			sl.ToolErrors = l.Summary.Errors
-		}
+		sl := SanitizerLog{File: l.File, Tool: l.Tool, Findings: len(l.Findings), ToolErrors: l.ToolErrors, Warnings: l.Warnings}
 		rep.Logs = append(rep.Logs, sl)
 		for i := range l.Findings {
 			f := &l.Findings[i]
-			k := key{f.Tool, f.Severity, f.Kind, f.KernelBase, f.Location(), f.Detail}
+			k := key{f.Tool, f.Severity, f.Kind, f.KernelBase, f.Location, f.Detail}
 			g := groups[k]
 			if g == nil {
-				g = &SanitizerGroup{Tool: f.Tool, Severity: f.Severity, Kind: f.Kind, Kernel: f.KernelBase, Location: f.Location(), Detail: f.Detail, StormEpisodes: []int{}}
+				g = &SanitizerGroup{Tool: f.Tool, Severity: f.Severity, Kind: f.Kind, Kernel: f.KernelBase, Location: f.Location, Detail: f.Detail, StormEpisodes: []int{}}
 				if f.Kernel != "" {
 					g.KernelInTrace = matches(f, allNames)
 					for j, ns := range epNames {

@@ -7,12 +7,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/umtrace/umtrace/ingest/testshared"
 	"github.com/umtrace/umtrace/report"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden reports under testdata/reproducer")
 
-const traceDir = "../testdata/reproducer"
+var traceDir = testshared.Testdata("reproducer")
 
 // TestValidateCommittedTraces re-checks, on the redacted traces that
 // `umtrace reproduce --validate` recorded on an H200 (docs/validation.md),

@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
 	"github.com/umtrace/umtrace/analyze"
+	"github.com/umtrace/umtrace/ingest"
 	"github.com/umtrace/umtrace/ingest/nsys"
 	"github.com/umtrace/umtrace/ingest/sanitizer"
 	"github.com/umtrace/umtrace/report"
-	"github.com/umtrace/umtrace/tracemodel"
 )
 
 func init() {
@@ -71,7 +72,7 @@ func cmdAnalyze(stdout, stderr io.Writer, args []string) error {
 		for _, w := range l.Warnings {
 			fmt.Fprintln(stderr, w)
 		}
-		opts.Sanitizer = append(opts.Sanitizer, l)
+		opts.Sanitizer = append(opts.Sanitizer, sanitizerInput(l))
 	}
 	res, err := analyzeFile(path, opts)
 	if err != nil {
@@ -95,7 +96,7 @@ func analyzeFile(path string, opts analyze.Options) (*analyze.Result, error) {
 	defer r.Close()
 	res, err := analyze.Analyze(r, opts)
 	if err != nil {
-		if errors.Is(err, tracemodel.ErrNoCUDA) || errors.Is(err, nsys.ErrCorrupt) {
+		if errors.Is(err, ingest.ErrNoCUDA) || errors.Is(err, nsys.ErrCorrupt) {
 			return nil, badInput(err)
 		}
 		return nil, badInput(fmt.Errorf("%s: %w", path, err))
@@ -149,4 +150,19 @@ func sameFile(a, b string) bool {
 	sa, err1 := os.Stat(a)
 	sb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+// sanitizerInput is what analyze needs of a parsed sanitizer log.
+func sanitizerInput(l *sanitizer.Log) analyze.SanitizerInput {
+	in := analyze.SanitizerInput{File: filepath.Base(l.Path), Tool: l.Tool, ToolErrors: -1, Warnings: len(l.Warnings),
+		Findings: make([]analyze.SanitizerFinding, len(l.Findings))}
+	if l.Summary.HasErrors {
+		in.ToolErrors = l.Summary.Errors
+	}
+	for i := range l.Findings {
+		f := &l.Findings[i]
+		in.Findings[i] = analyze.SanitizerFinding{Tool: f.Tool, Severity: f.Severity, Kind: f.Kind, Kernel: f.Kernel,
+			KernelBase: f.KernelBase, Location: f.Location(), Detail: f.Detail}
+	}
+	return in
 }

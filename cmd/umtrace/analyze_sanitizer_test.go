@@ -3,8 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"path/filepath"
 	"testing"
+
+	"github.com/umtrace/umtrace/ingest/testshared"
 )
 
 // TestAnalyzeWithSanitizer joins a sanitizer finding in the storm trace's
@@ -12,8 +13,8 @@ import (
 // nothing.
 func TestAnalyzeWithSanitizer(t *testing.T) {
 	trace := tracePath(t, "um_pingpong_default")
-	logs := []string{filepath.Join("..", "..", "testdata", "sanitizer", "touch_oob.txt")}
-	if p := filepath.Join("..", "..", "..", "shared", "sanitizer", "memcheck.txt"); fileExists(p) {
+	logs := []string{testshared.Testdata("sanitizer", "touch_oob.txt")}
+	if p := testshared.Path("sanitizer", "memcheck.txt"); fileExists(p) {
 		logs = append(logs, p)
 	}
 	args := []string{"analyze", "-f", "json", trace}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	_ "github.com/mattn/go-sqlite3"
+	"github.com/umtrace/umtrace/ingest/testshared"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files of the analyze tests")
@@ -21,11 +22,11 @@ var update = flag.Bool("update", false, "rewrite golden files of the analyze tes
 // one, else ../shared/traces (skipping when that is absent).
 func tracePath(t *testing.T, name string) string {
 	t.Helper()
-	p := filepath.Join("..", "..", "testdata", "traces", name+".sqlite")
+	p := testshared.Testdata("traces", name+".sqlite")
 	if _, err := os.Stat(p); err == nil {
 		return p
 	}
-	p = filepath.Join("..", "..", "..", "shared", "traces", name+".sqlite")
+	p = testshared.Path("traces", name+".sqlite")
 	if _, err := os.Stat(p); err != nil {
 		t.Skipf("%s not found (CI has ../shared): %v", p, err)
 	}
@@ -125,7 +126,7 @@ func TestAnalyzeBadInput(t *testing.T) {
 		{"missing", filepath.Join(dir, "missing.sqlite"), "no such file or directory", exitBadInput},
 		{"directory", dir, "is a directory", exitBadInput},
 	}
-	if ext := filepath.Join("..", "..", "..", "shared", "external", "nsys", "cardiac_2021.3.3_emptytrace_report1.sqlite"); fileExists(ext) {
+	if ext := testshared.Path("external", "nsys", "cardiac_2021.3.3_emptytrace_report1.sqlite"); fileExists(ext) {
 		cases = append(cases, struct {
 			name, path, msg string
 			code            int

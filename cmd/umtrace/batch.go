@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/umtrace/umtrace/analyze"
-	"github.com/umtrace/umtrace/batch"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
 	"github.com/umtrace/umtrace/report"
 )
 
@@ -35,19 +35,19 @@ func isTerminal(w io.Writer) bool {
 }
 
 // reportsFor returns batch's per-trace reports: markdown and JSON.
-func reportsFor() []batch.Report {
-	mk := func(ext, format string) batch.Report {
-		return batch.Report{Ext: ext, Write: func(w io.Writer, res *analyze.Result) error { return report.Generate(w, res, format) }}
+func reportsFor() []job.Report {
+	mk := func(ext, format string) job.Report {
+		return job.Report{Ext: ext, Write: func(w io.Writer, res *analyze.Result) error { return report.Generate(w, res, format) }}
 	}
-	return []batch.Report{mk(".md", "md"), mk(".json", "json")}
+	return []job.Report{mk(".md", "md"), mk(".json", "json")}
 }
 
 // parseShardFlag parses --shard ("" selects everything).
-func parseShardFlag(s string) (batch.Shard, error) {
+func parseShardFlag(s string) (job.Shard, error) {
 	if s == "" {
-		return batch.Shard{}, nil
+		return job.Shard{}, nil
 	}
-	sh, err := batch.ParseShard(s)
+	sh, err := job.ParseShard(s)
 	if err != nil {
 		return sh, usageErr("--shard: %v", err)
 	}
@@ -57,7 +57,7 @@ func parseShardFlag(s string) (batch.Shard, error) {
 // summaryBase names the summary files: "summary", or
 // "summary-shard-I-of-N" for one shard, so shards sharing an output
 // directory do not overwrite each other's summaries.
-func summaryBase(sh batch.Shard) string {
+func summaryBase(sh job.Shard) string {
 	if sh.All() {
 		return "summary"
 	}
@@ -67,7 +67,7 @@ func summaryBase(sh batch.Shard) string {
 func cmdBatch(stdout, stderr io.Writer, args []string) error {
 	fs := newFlags("batch", stderr, batchUsage)
 	out := fs.StringP("out", "o", "umtrace-batch", "output directory: traces/<id>.{md,json} per trace, summary.{md,csv,parquet}")
-	jobs := fs.IntP("jobs", "j", batch.DefaultJobs(), "traces analyzed at once (memory grows with it)")
+	jobs := fs.IntP("jobs", "j", job.DefaultJobs(), "traces analyzed at once (memory grows with it)")
 	shardFlag := fs.String("shard", "", "analyze only part I of N of the sorted inputs (index % N == I-1), e.g. for a Slurm array")
 	force := fs.Bool("force", false, "re-analyze traces even when a previous run's results match their content hash and umtrace version")
 	quiet := fs.BoolP("quiet", "q", false, "no progress on stderr")
@@ -88,8 +88,8 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	all, missing := batch.Expand(fs.Args())
-	ids := batch.TraceIDs(all, nil)
+	all, missing := job.Expand(fs.Args())
+	ids := job.TraceIDs(all, nil)
 	paths := sh.Select(all)
 	if !sh.All() {
 		// Arguments that matched nothing are reported by shard 1 only.
@@ -98,10 +98,10 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 		}
 	}
 
-	progress := func(p batch.Progress) {}
+	progress := func(p job.Progress) {}
 	if !*quiet {
 		tty := isTerminal(stderr)
-		progress = func(p batch.Progress) {
+		progress = func(p job.Progress) {
 			if tty {
 				const width = 30
 				n := width * p.Done / max(p.Total, 1)
@@ -120,7 +120,7 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 			fmt.Fprintln(stderr, line)
 		}
 	}
-	sum, err := batch.Run(paths, ids, batch.Options{
+	sum, err := job.Run(paths, ids, job.Options{
 		Out: *out, Jobs: *jobs, Force: *force, Version: Version, Analyze: opts,
 		Reports: reportsFor(), Progress: progress,
 	})
@@ -129,9 +129,9 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 	}
 	rows := sum.Rows
 	for _, m := range missing {
-		rows = append(rows, batch.Row{Trace: m.Trace, File: filepath.Base(m.Path), Verdict: batch.VerdictError, Reason: m.Reason, UmtraceVersion: Version})
+		rows = append(rows, report.SummaryRow{Trace: m.Trace, File: filepath.Base(m.Path), Verdict: report.VerdictError, Reason: m.Reason, UmtraceVersion: Version})
 	}
-	batch.SortRows(rows)
+	report.SortSummaryRows(rows)
 
 	base := filepath.Join(*out, summaryBase(sh))
 	title := "umtrace batch summary"
@@ -139,17 +139,17 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 		title += " (shard " + sh.String() + ")"
 	}
 	var md, csvBuf, pq bytes.Buffer
-	if err := batch.WriteMarkdown(&md, title, rows); err != nil {
+	if err := report.WriteSummaryMarkdown(&md, title, rows); err != nil {
 		return internal(err)
 	}
-	if err := batch.WriteCSV(&csvBuf, rows); err != nil {
+	if err := report.WriteSummaryCSV(&csvBuf, rows); err != nil {
 		return internal(err)
 	}
-	if err := batch.WriteSummaryParquet(&pq, rows); err != nil {
+	if err := report.WriteSummaryParquet(&pq, rows); err != nil {
 		return internal(fmt.Errorf("encode summary parquet: %w", err))
 	}
 	for ext, b := range map[string][]byte{".md": md.Bytes(), ".csv": csvBuf.Bytes(), ".parquet": pq.Bytes()} {
-		if err := batch.WriteFileAtomic(base+ext, b); err != nil {
+		if err := job.WriteFileAtomic(base+ext, b); err != nil {
 			return internal(err)
 		}
 	}

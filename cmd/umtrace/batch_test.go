@@ -7,13 +7,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/umtrace/umtrace/ingest/testshared"
 )
 
 // archTraces returns the shared traces directory, skipping the test when
 // it is absent.
 func archTraces(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "traces")
+	dir := testshared.Path("traces")
 	if _, err := os.Stat(filepath.Join(dir, "um_pingpong_default.sqlite")); err != nil {
 		t.Skipf("shared traces not found at %s: %v", dir, err)
 	}

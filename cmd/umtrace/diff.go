@@ -7,10 +7,10 @@ import (
 	"io"
 
 	"github.com/umtrace/umtrace/analyze"
-	"github.com/umtrace/umtrace/batch"
-	"github.com/umtrace/umtrace/diff"
+	"github.com/umtrace/umtrace/analyze/compare"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
+	"github.com/umtrace/umtrace/ingest"
 	"github.com/umtrace/umtrace/ingest/nsys"
-	"github.com/umtrace/umtrace/tracemodel"
 )
 
 func init() {
@@ -23,24 +23,24 @@ func init() {
 }
 
 // diffSide analyzes one trace and collects its per-call sync samples.
-func diffSide(path string, opts analyze.Options) (diff.Side, error) {
+func diffSide(path string, opts analyze.Options) (compare.Side, error) {
 	r, err := nsys.Open(path, nsys.Options{})
 	if err != nil {
-		return diff.Side{}, badInput(err)
+		return compare.Side{}, badInput(err)
 	}
 	defer r.Close()
 	res, err := analyze.Analyze(r, opts)
 	if err != nil {
-		if errors.Is(err, tracemodel.ErrNoCUDA) || errors.Is(err, nsys.ErrCorrupt) {
-			return diff.Side{}, badInput(err)
+		if errors.Is(err, ingest.ErrNoCUDA) || errors.Is(err, nsys.ErrCorrupt) {
+			return compare.Side{}, badInput(err)
 		}
-		return diff.Side{}, badInput(fmt.Errorf("%s: %w", path, err))
+		return compare.Side{}, badInput(fmt.Errorf("%s: %w", path, err))
 	}
 	s, err := analyze.SyncSamples(r)
 	if err != nil {
-		return diff.Side{}, badInput(fmt.Errorf("%s: %w", path, err))
+		return compare.Side{}, badInput(fmt.Errorf("%s: %w", path, err))
 	}
-	return diff.Side{Result: res, Sync: s}, nil
+	return compare.Side{Result: res, Sync: s}, nil
 }
 
 func cmdDiff(stdout, stderr io.Writer, args []string) error {
@@ -69,7 +69,7 @@ func cmdDiff(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	d := diff.Compare(before, after)
+	d := compare.Compare(before, after)
 	var buf bytes.Buffer
 	if *format == "json" {
 		err = d.WriteJSON(&buf)
@@ -80,7 +80,7 @@ func cmdDiff(stdout, stderr io.Writer, args []string) error {
 		return internal(err)
 	}
 	if *out != "" {
-		if err := batch.WriteFileAtomic(*out, buf.Bytes()); err != nil {
+		if err := job.WriteFileAtomic(*out, buf.Bytes()); err != nil {
 			return internal(err)
 		}
 		return nil

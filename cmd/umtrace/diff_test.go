@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/umtrace/umtrace/diff"
+	"github.com/umtrace/umtrace/analyze/compare"
 )
 
 func TestDiffSharedPairsImprove(t *testing.T) {
@@ -24,14 +24,14 @@ func TestDiffSharedPairsImprove(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("%v json: exit %d", pair, code)
 		}
-		var d diff.Diff
+		var d compare.Diff
 		if err := json.Unmarshal([]byte(js), &d); err != nil {
 			t.Fatal(err)
 		}
 		if d.Overall != "improvement" {
 			t.Errorf("%v: overall %s (%s)", pair, d.Overall, d.Reason)
 		}
-		rows := map[string]diff.Row{}
+		rows := map[string]compare.Row{}
 		for _, r := range d.Rows {
 			rows[r.Metric] = r
 		}

@@ -9,10 +9,11 @@ import (
 	"strings"
 
 	"github.com/umtrace/umtrace/analyze"
-	"github.com/umtrace/umtrace/batch"
-	"github.com/umtrace/umtrace/export"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
+	"github.com/umtrace/umtrace/ingest"
 	"github.com/umtrace/umtrace/ingest/nsys"
-	"github.com/umtrace/umtrace/tracemodel"
+	"github.com/umtrace/umtrace/report"
+	"github.com/umtrace/umtrace/report/export"
 )
 
 func init() {
@@ -35,12 +36,12 @@ func exportOne(path, id, out, format, sha string, opts analyze.Options) (outErr,
 	defer r.Close()
 	res, err := analyze.Analyze(r, opts)
 	if err != nil {
-		if errors.Is(err, tracemodel.ErrNoCUDA) || errors.Is(err, nsys.ErrCorrupt) {
+		if errors.Is(err, ingest.ErrNoCUDA) || errors.Is(err, nsys.ErrCorrupt) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	row := batch.RowFromResult(id, filepath.Base(path), sha, Version, res)
+	row := report.SummaryRowFromResult(id, filepath.Base(path), sha, Version, res)
 	if err := export.Trace(r, out, id, format, row); err != nil {
 		return err, nil
 	}
@@ -70,8 +71,8 @@ func cmdExport(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	all, missing := batch.Expand(fs.Args())
-	ids := batch.TraceIDs(all, nil)
+	all, missing := job.Expand(fs.Args())
+	ids := job.TraceIDs(all, nil)
 	paths := sh.Select(all)
 	if sh.Index > 1 {
 		missing = nil // reported by shard 1
@@ -81,7 +82,7 @@ func cmdExport(stdout, stderr io.Writer, args []string) error {
 		fails = append(fails, m.Reason)
 	}
 	for i, p := range paths {
-		sha, err := batch.HashFile(p)
+		sha, err := job.HashFile(p)
 		var outErr, inErr error
 		if err != nil {
 			inErr = err

@@ -8,8 +8,9 @@ import (
 	"os"
 
 	"github.com/umtrace/umtrace/analyze"
-	"github.com/umtrace/umtrace/batch"
-	"github.com/umtrace/umtrace/gate"
+	"github.com/umtrace/umtrace/analyze/gate"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
+	"github.com/umtrace/umtrace/report"
 )
 
 func init() {
@@ -80,7 +81,7 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 		base = &m
 	}
 	paths := fs.Args()
-	ids := batch.TraceIDs(paths, nil)
+	ids := job.TraceIDs(paths, nil)
 	var o gate.Outcome
 	for _, p := range paths {
 		res, err := analyzeFile(p, opts)
@@ -101,11 +102,11 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 	}
 	fmt.Fprintf(&md, "Thresholds: %s", gate.FormatThresholds(th))
 	if base != nil {
-		fmt.Fprintf(&md, "; baseline %s", batch.BaseID(*baseline))
+		fmt.Fprintf(&md, "; baseline %s", report.BaseID(*baseline))
 	}
 	md.WriteString(".\n")
 	if *summary != "" {
-		if err := batch.WriteFileAtomic(*summary, md.Bytes()); err != nil {
+		if err := job.WriteFileAtomic(*summary, md.Bytes()); err != nil {
 			return internal(err)
 		}
 	} else if _, err := stdout.Write(md.Bytes()); err != nil {
@@ -116,7 +117,7 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 		if err := o.WriteJUnit(&x); err != nil {
 			return internal(err)
 		}
-		if err := batch.WriteFileAtomic(*junit, x.Bytes()); err != nil {
+		if err := job.WriteFileAtomic(*junit, x.Bytes()); err != nil {
 			return internal(err)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/umtrace/umtrace/gate"
+	"github.com/umtrace/umtrace/analyze/gate"
 )
 
 func gateJUnit(t *testing.T, path string) gate.JUnitSuites {

@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/umtrace/umtrace/redact"
+	"github.com/umtrace/umtrace/ingest/nsys/redact"
 )
 
 func init() {

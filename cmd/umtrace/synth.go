@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/umtrace/umtrace/synth"
+	"github.com/umtrace/umtrace/ingest/nsys/synth"
 )
 
 func init() {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/umtrace/umtrace/synth"
+	"github.com/umtrace/umtrace/ingest/nsys/synth"
 )
 
 func runSynth(t *testing.T, args ...string) (int, string, string) {

@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/umtrace/umtrace/tracemodel"
+
+	"github.com/umtrace/umtrace/ingest"
+	"github.com/umtrace/umtrace/ingest/testshared"
 )
 
 // BenchmarkScan reports ingest rows/s per table. It reads the trace named by
@@ -13,14 +15,14 @@ import (
 func BenchmarkScan(b *testing.B) {
 	path := os.Getenv("UMTRACE_BENCH_TRACE")
 	if path == "" {
-		path = "../../testdata/traces/um_pingpong_default.sqlite"
+		path = testshared.Testdata("traces", "um_pingpong_default.sqlite")
 	}
 	r, err := Open(path, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer r.Close()
-	for _, t := range tracemodel.Tables {
+	for _, t := range ingest.Tables {
 		if r.SourceTable(t) == "" {
 			continue
 		}

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/umtrace/umtrace/tracemodel"
+	"github.com/umtrace/umtrace/ingest"
 )
 
 // Source table names in nsys exports.
@@ -30,29 +30,29 @@ var cudaTables = []string{tRuntime, tKernel, tMemcpy, tMemset, tSync}
 
 // SourceTable returns the export table an Arrow table is read from in this
 // export ("" when the export has none).
-func (r *Reader) SourceTable(t *tracemodel.Table) string {
+func (r *Reader) SourceTable(t *ingest.Table) string {
 	switch t {
-	case tracemodel.API:
+	case ingest.API:
 		return r.present(tRuntime)
-	case tracemodel.Kernel:
+	case ingest.Kernel:
 		return r.present(tKernel)
-	case tracemodel.Memcpy:
+	case ingest.Memcpy:
 		return r.present(tMemcpy)
-	case tracemodel.Memset:
+	case ingest.Memset:
 		return r.present(tMemset)
-	case tracemodel.Sync:
+	case ingest.Sync:
 		return r.present(tSync)
-	case tracemodel.GPUFault:
+	case ingest.GPUFault:
 		return r.present(tGPUFault)
-	case tracemodel.CPUFault:
+	case ingest.CPUFault:
 		return r.present(tCPUFault)
-	case tracemodel.NVTX:
+	case ingest.NVTX:
 		return r.present(tNVTX)
-	case tracemodel.MemUsage:
+	case ingest.MemUsage:
 		return r.present(tMemUsage)
-	case tracemodel.Thread:
+	case ingest.Thread:
 		return r.present(tThreads)
-	case tracemodel.GPU:
+	case ingest.GPU:
 		return r.gpuTable()
 	}
 	return ""
@@ -293,8 +293,8 @@ func (r *Reader) stringIDs() (map[int64]string, error) {
 
 // EstimateRows returns an upper bound on t's rows (the rowid span of its
 // source table: two b-tree seeks, no scan). It implements
-// tracemodel.RowEstimator.
-func (r *Reader) EstimateRows(t *tracemodel.Table) int64 {
+// ingest.RowEstimator.
+func (r *Reader) EstimateRows(t *ingest.Table) int64 {
 	src := r.SourceTable(t)
 	if src == "" {
 		return 0

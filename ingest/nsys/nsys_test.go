@@ -12,20 +12,18 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/umtrace/umtrace/internal/sqlitefile"
-	"github.com/umtrace/umtrace/synth"
-	"github.com/umtrace/umtrace/tracemodel"
+
+	"github.com/umtrace/umtrace/ingest"
+	"github.com/umtrace/umtrace/ingest/nsys/internal/sqlitefile"
+	"github.com/umtrace/umtrace/ingest/nsys/synth"
+	"github.com/umtrace/umtrace/ingest/testshared"
 )
 
 // sharedDir returns ../shared/SUB relative to the repository root, skipping
 // the test when the shared material is absent.
 func sharedDir(t testing.TB, sub string) string {
 	t.Helper()
-	d := filepath.Join("..", "..", "..", "shared", sub)
-	if _, err := os.Stat(d); err != nil {
-		t.Skipf("shared material not found at %s (CI always has it): %v", d, err)
-	}
-	return d
+	return testshared.Need(t, sub)
 }
 
 func allExports(t *testing.T) []string {
@@ -52,7 +50,7 @@ func TestRowCounts(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			for _, tab := range tracemodel.Tables {
+			for _, tab := range ingest.Tables {
 				src := r.SourceTable(tab)
 				var want int64
 				if src != "" {
@@ -96,10 +94,10 @@ func TestDetect(t *testing.T) {
 	// API names: suffix stripped, raw kept; pid decoded.
 	names := map[string]string{}
 	pids := map[int64]bool{}
-	err = r.Scan(tracemodel.API, func(rec arrow.RecordBatch) error {
-		n := tracemodel.Str(rec, tracemodel.API, tracemodel.ColName)
-		raw := tracemodel.Str(rec, tracemodel.API, tracemodel.ColRawName)
-		p := tracemodel.I64(rec, tracemodel.API, tracemodel.ColPid)
+	err = r.Scan(ingest.API, func(rec arrow.RecordBatch) error {
+		n := ingest.Str(rec, ingest.API, ingest.ColName)
+		raw := ingest.Str(rec, ingest.API, ingest.ColRawName)
+		p := ingest.I64(rec, ingest.API, ingest.ColPid)
 		for i := 0; i < n.Len(); i++ {
 			names[n.Value(i)] = raw.Value(i)
 			pids[p.Value(i)] = true
@@ -117,10 +115,10 @@ func TestDetect(t *testing.T) {
 	}
 	// UM totals from NSYS_SCHEMA §2.3.
 	var htod, dtoh int64
-	err = r.Scan(tracemodel.Memcpy, func(rec arrow.RecordBatch) error {
-		k := tracemodel.I32(rec, tracemodel.Memcpy, tracemodel.ColCopyKind)
-		b := tracemodel.I64(rec, tracemodel.Memcpy, tracemodel.ColBytes)
-		c := tracemodel.I64(rec, tracemodel.Memcpy, tracemodel.ColCorrelationID)
+	err = r.Scan(ingest.Memcpy, func(rec arrow.RecordBatch) error {
+		k := ingest.I32(rec, ingest.Memcpy, ingest.ColCopyKind)
+		b := ingest.I64(rec, ingest.Memcpy, ingest.ColBytes)
+		c := ingest.I64(rec, ingest.Memcpy, ingest.ColCorrelationID)
 		for i := 0; i < k.Len(); i++ {
 			switch k.Value(i) {
 			case 11:
@@ -154,8 +152,8 @@ func TestOldExports(t *testing.T) {
 		t.Errorf("kmeans info: %+v", in)
 	}
 	var gpus []string
-	err = r.Scan(tracemodel.GPU, func(rec arrow.RecordBatch) error {
-		n := tracemodel.Str(rec, tracemodel.GPU, tracemodel.ColName)
+	err = r.Scan(ingest.GPU, func(rec arrow.RecordBatch) error {
+		n := ingest.Str(rec, ingest.GPU, ingest.ColName)
 		for i := 0; i < n.Len(); i++ {
 			gpus = append(gpus, n.Value(i))
 		}
@@ -248,15 +246,15 @@ func TestParallelRangesMatchSerial(t *testing.T) {
 		}
 		defer r.Close()
 		sums := map[string]int64{}
-		for _, tab := range []*tracemodel.Table{tracemodel.API, tracemodel.Memcpy, tracemodel.CPUFault} {
+		for _, tab := range []*ingest.Table{ingest.API, ingest.Memcpy, ingest.CPUFault} {
 			err := r.Scan(tab, func(rec arrow.RecordBatch) error {
-				st := tracemodel.I64(rec, tab, tracemodel.ColStart)
+				st := ingest.I64(rec, tab, ingest.ColStart)
 				for i := 0; i < st.Len(); i++ {
 					sums[tab.Name] += st.Value(i)
 					sums[tab.Name+" rows"]++
 				}
-				if tab == tracemodel.API {
-					n := tracemodel.Str(rec, tab, tracemodel.ColName)
+				if tab == ingest.API {
+					n := ingest.Str(rec, tab, ingest.ColName)
 					for i := 0; i < n.Len(); i++ {
 						sums[n.Value(i)]++
 					}
@@ -286,7 +284,7 @@ func TestParallelRangesMatchSerial(t *testing.T) {
 
 // digest folds every value of every column of t into a map of per-column
 // sums and null counts.
-func digest(t *testing.T, r *Reader, tab *tracemodel.Table) map[string]int64 {
+func digest(t *testing.T, r *Reader, tab *ingest.Table) map[string]int64 {
 	t.Helper()
 	d := map[string]int64{}
 	err := r.Scan(tab, func(rec arrow.RecordBatch) error {
@@ -298,14 +296,14 @@ func digest(t *testing.T, r *Reader, tab *tracemodel.Table) map[string]int64 {
 					continue
 				}
 				switch col.Kind {
-				case tracemodel.Int64:
+				case ingest.Int64:
 					d[col.Name] += a.(*array.Int64).Value(i)
-				case tracemodel.Int32:
+				case ingest.Int32:
 					d[col.Name] += int64(a.(*array.Int32).Value(i))
-				case tracemodel.Uint64:
+				case ingest.Uint64:
 					d[col.Name] += int64(a.(*array.Uint64).Value(i))
-				case tracemodel.String:
-					d[col.Name+"="+tracemodel.Str(rec, tab, col.Name).Value(i)]++
+				case ingest.String:
+					d[col.Name+"="+ingest.Str(rec, tab, col.Name).Value(i)]++
 				}
 			}
 		}
@@ -350,7 +348,7 @@ func TestFastReadMatchesDriver(t *testing.T) {
 				t.Fatal("the page reader cannot read this export")
 			}
 			paged := 0
-			for _, tab := range tracemodel.Tables {
+			for _, tab := range ingest.Tables {
 				if src := r.SourceTable(tab); src != "" {
 					if pt, err := r.pageLayout(src); err != nil {
 						t.Fatal(err)
@@ -411,10 +409,10 @@ func TestOddPath(t *testing.T) {
 	defer r.Close()
 	for i, p := range readPaths {
 		restore := useReadPath(i)
-		d := digest(t, r, tracemodel.API)
+		d := digest(t, r, ingest.API)
 		restore()
-		if d[tracemodel.ColName+"=cudaMemcpy"] != 16 {
-			t.Errorf("%s: %d cudaMemcpy calls, want 16", p.name, d[tracemodel.ColName+"=cudaMemcpy"])
+		if d[ingest.ColName+"=cudaMemcpy"] != 16 {
+			t.Errorf("%s: %d cudaMemcpy calls, want 16", p.name, d[ingest.ColName+"=cudaMemcpy"])
 		}
 	}
 }
@@ -486,14 +484,14 @@ func TestReadPathsOnSynthTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	pt, err := r.pageLayout(r.SourceTable(tracemodel.API))
+	pt, err := r.pageLayout(r.SourceTable(ingest.API))
 	if err != nil || pt == nil || len(pt.leaves) < 100 {
 		t.Fatalf("API table: %v leaves, %v; want a multi-level tree", pt, err)
 	}
 	old := minParallelRows
 	defer func() { minParallelRows = old }()
 	minParallelRows = 4000 // parts of ~2000 rows: dozens per table
-	for _, tab := range tracemodel.Tables {
+	for _, tab := range ingest.Tables {
 		var want map[string]int64
 		for i := len(readPaths) - 1; i >= 0; i-- {
 			restore := useReadPath(i)
@@ -513,8 +511,8 @@ func TestReadPathsOnSynthTrace(t *testing.T) {
 	// Storage order: API start times of this trace rise with the rowid.
 	var last int64
 	rows := 0
-	err = r.ScanColumns(tracemodel.API, []string{tracemodel.ColStart}, func(rec arrow.RecordBatch) error {
-		st := tracemodel.I64(rec, tracemodel.API, tracemodel.ColStart)
+	err = r.ScanColumns(ingest.API, []string{ingest.ColStart}, func(rec arrow.RecordBatch) error {
+		st := ingest.I64(rec, ingest.API, ingest.ColStart)
 		for i := 0; i < st.Len(); i++ {
 			if st.Value(i) < last {
 				return fmt.Errorf("row %d: start %d after %d", rows, st.Value(i), last)

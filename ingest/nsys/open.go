@@ -1,5 +1,5 @@
 // Package nsys reads Nsight Systems SQLite exports (nsys 2020.5 to 2025.x)
-// into Arrow record batches of the tracemodel tables.
+// into Arrow record batches of the ingest tables.
 //
 // The reader opens the file read-only and immutable, detects what the export
 // holds by table and column presence (never by version number), and streams
@@ -22,8 +22,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	_ "github.com/mattn/go-sqlite3" // SQLite driver
-	"github.com/umtrace/umtrace/internal/sqlitefile"
-	"github.com/umtrace/umtrace/tracemodel"
+
+	"github.com/umtrace/umtrace/ingest"
+	"github.com/umtrace/umtrace/ingest/nsys/internal/sqlitefile"
 )
 
 // Sentinel errors, wrapped with the file name and detail.
@@ -45,13 +46,13 @@ type Options struct {
 // DefaultBatchRows is the batch size used when Options.BatchRows is 0.
 const DefaultBatchRows = 16 << 10
 
-// Reader is an open nsys export. It implements tracemodel.Source.
+// Reader is an open nsys export. It implements ingest.Source.
 type Reader struct {
 	path string
 	uri  string // read-only, immutable SQLite URI of path
 	db   *sql.DB
 	opts Options
-	info tracemodel.TraceInfo
+	info ingest.TraceInfo
 	cols map[string]map[string]bool // table -> column set (present tables only)
 
 	strOnce sync.Once
@@ -104,7 +105,7 @@ func (r *Reader) Close() error {
 }
 
 // Info describes the export.
-func (r *Reader) Info() *tracemodel.TraceInfo { return &r.info }
+func (r *Reader) Info() *ingest.TraceInfo { return &r.info }
 
 // DB exposes the read-only database handle, for cross-checks in tests and
 // for raw queries (redaction, counting).

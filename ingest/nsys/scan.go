@@ -13,20 +13,21 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/umtrace/umtrace/internal/sqlitefile"
-	"github.com/umtrace/umtrace/tracemodel"
+
+	"github.com/umtrace/umtrace/ingest"
+	"github.com/umtrace/umtrace/ingest/nsys/internal/sqlitefile"
 )
 
-// Scan streams table t as record batches (see tracemodel.Source). Rows come
+// Scan streams table t as record batches (see ingest.Source). Rows come
 // in the export's storage order, which nsys does not guarantee to be time
 // order.
-func (r *Reader) Scan(t *tracemodel.Table, fn func(arrow.RecordBatch) error) error {
+func (r *Reader) Scan(t *ingest.Table, fn func(arrow.RecordBatch) error) error {
 	return r.ScanColumns(t, nil, fn)
 }
 
 // ScanColumns is Scan with only the named columns filled; the others are
-// null (tracemodel.ColumnScanner). Empty cols means every column.
-func (r *Reader) ScanColumns(t *tracemodel.Table, cols []string, fn func(arrow.RecordBatch) error) error {
+// null (ingest.ColumnScanner). Empty cols means every column.
+func (r *Reader) ScanColumns(t *ingest.Table, cols []string, fn func(arrow.RecordBatch) error) error {
 	src := r.SourceTable(t)
 	if src == "" {
 		return nil
@@ -44,7 +45,7 @@ type query struct {
 	cols []string // projection (nil: all)
 	ints []string
 	strs []string
-	fill func(b *tracemodel.Builder, iv []sql.NullInt64, sv []sql.NullString, s map[int64]string)
+	fill func(b *ingest.Builder, iv []sql.NullInt64, sv []sql.NullString, s map[int64]string)
 }
 
 // col returns the quoted column if the table has it, else NULL.
@@ -74,7 +75,7 @@ func StripVersion(name string) string { return versionSuffix.ReplaceAllString(na
 func pid(g int64) int64 { return (g >> 24) & 0xFFFFFF }
 func tid(g int64) int64 { return g & 0xFFFFFF }
 
-func (r *Reader) query(t *tracemodel.Table, src string, cols []string) query {
+func (r *Reader) query(t *ingest.Table, src string, cols []string) query {
 	col := func(n string) string { return r.col(src, n) }
 	// for selects expr only when one of the Arrow columns it feeds was
 	// requested; otherwise SQLite need not decode it.
@@ -92,7 +93,7 @@ func (r *Reader) query(t *tracemodel.Table, src string, cols []string) query {
 		return "NULL"
 	}
 	ix := t.Index
-	corr := func(b *tracemodel.Builder, i int, v sql.NullInt64) {
+	corr := func(b *ingest.Builder, i int, v sql.NullInt64) {
 		if !v.Valid || v.Int64 == 0 {
 			b.Null(i)
 		} else {
@@ -100,17 +101,17 @@ func (r *Reader) query(t *tracemodel.Table, src string, cols []string) query {
 		}
 	}
 	switch t {
-	case tracemodel.API:
-		cS, cE, cP, cT, cC, cEC, cN, cRN, cRV := ix(tracemodel.ColStart), ix(tracemodel.ColEnd), ix(tracemodel.ColPid), ix(tracemodel.ColTid), ix(tracemodel.ColCorrelationID), ix(tracemodel.ColEventClass), ix(tracemodel.ColName), ix(tracemodel.ColRawName), ix(tracemodel.ColReturnValue)
+	case ingest.API:
+		cS, cE, cP, cT, cC, cEC, cN, cRN, cRV := ix(ingest.ColStart), ix(ingest.ColEnd), ix(ingest.ColPid), ix(ingest.ColTid), ix(ingest.ColCorrelationID), ix(ingest.ColEventClass), ix(ingest.ColName), ix(ingest.ColRawName), ix(ingest.ColReturnValue)
 		hasClass := r.has(src, "eventClass")
 		stripped := map[int64]string{}
 		var strs map[int64]string
 		rawOf := func(id int64) string { return strs[id] }
 		nameOf := func(id int64) string { return StripVersion(strs[id]) }
 		return query{
-			ints: []string{"start", `"end"`, col("globalTid"), for_(col("correlationId"), tracemodel.ColCorrelationID), for_(col("eventClass"), tracemodel.ColEventClass),
-				col("nameId"), for_(col("returnValue"), tracemodel.ColReturnValue)},
-			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, s map[int64]string) {
+			ints: []string{"start", `"end"`, col("globalTid"), for_(col("correlationId"), ingest.ColCorrelationID), for_(col("eventClass"), ingest.ColEventClass),
+				col("nameId"), for_(col("returnValue"), ingest.ColReturnValue)},
+			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, s map[int64]string) {
 				strs = s
 				b.Int64(cS, v[0].Int64)
 				b.Int64(cE, v[1].Int64)
@@ -135,18 +136,18 @@ func (r *Reader) query(t *tracemodel.Table, src string, cols []string) query {
 				b.Int32(cRV, int32(v[6].Int64))
 			},
 		}
-	case tracemodel.Kernel:
-		is := []int{ix(tracemodel.ColStart), ix(tracemodel.ColEnd), ix(tracemodel.ColPid), ix(tracemodel.ColDeviceID), ix(tracemodel.ColContextID), ix(tracemodel.ColStreamID)}
-		cC, cN, cSN := ix(tracemodel.ColCorrelationID), ix(tracemodel.ColName), ix(tracemodel.ColShortName)
-		g := []int{ix(tracemodel.ColGridX), ix(tracemodel.ColGridY), ix(tracemodel.ColGridZ), ix(tracemodel.ColBlockX), ix(tracemodel.ColBlockY), ix(tracemodel.ColBlockZ)}
+	case ingest.Kernel:
+		is := []int{ix(ingest.ColStart), ix(ingest.ColEnd), ix(ingest.ColPid), ix(ingest.ColDeviceID), ix(ingest.ColContextID), ix(ingest.ColStreamID)}
+		cC, cN, cSN := ix(ingest.ColCorrelationID), ix(ingest.ColName), ix(ingest.ColShortName)
+		g := []int{ix(ingest.ColGridX), ix(ingest.ColGridY), ix(ingest.ColGridZ), ix(ingest.ColBlockX), ix(ingest.ColBlockY), ix(ingest.ColBlockZ)}
 		var strs map[int64]string
 		strOf := func(id int64) string { return strs[id] }
 		return query{
-			ints: []string{"start", `"end"`, col("globalPid"), for_(col("deviceId"), tracemodel.ColDeviceID), for_(col("contextId"), tracemodel.ColContextID), col("streamId"),
-				for_(col("correlationId"), tracemodel.ColCorrelationID), for_(r.first(src, "demangledName", "shortName"), tracemodel.ColName), for_(col("shortName"), tracemodel.ColShortName),
-				for_(col("gridX"), tracemodel.ColGridX), for_(col("gridY"), tracemodel.ColGridY), for_(col("gridZ"), tracemodel.ColGridZ),
-				for_(col("blockX"), tracemodel.ColBlockX), for_(col("blockY"), tracemodel.ColBlockY), for_(col("blockZ"), tracemodel.ColBlockZ)},
-			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, s map[int64]string) {
+			ints: []string{"start", `"end"`, col("globalPid"), for_(col("deviceId"), ingest.ColDeviceID), for_(col("contextId"), ingest.ColContextID), col("streamId"),
+				for_(col("correlationId"), ingest.ColCorrelationID), for_(r.first(src, "demangledName", "shortName"), ingest.ColName), for_(col("shortName"), ingest.ColShortName),
+				for_(col("gridX"), ingest.ColGridX), for_(col("gridY"), ingest.ColGridY), for_(col("gridZ"), ingest.ColGridZ),
+				for_(col("blockX"), ingest.ColBlockX), for_(col("blockY"), ingest.ColBlockY), for_(col("blockZ"), ingest.ColBlockZ)},
+			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, s map[int64]string) {
 				b.Int64(is[0], v[0].Int64)
 				b.Int64(is[1], v[1].Int64)
 				b.Int64(is[2], pid(v[2].Int64))
@@ -162,14 +163,14 @@ func (r *Reader) query(t *tracemodel.Table, src string, cols []string) query {
 				}
 			},
 		}
-	case tracemodel.Memcpy:
-		is := []int{ix(tracemodel.ColStart), ix(tracemodel.ColEnd), ix(tracemodel.ColPid), ix(tracemodel.ColDeviceID), ix(tracemodel.ColContextID), ix(tracemodel.ColStreamID)}
-		cC, cB, cK, cSK, cDK, cMC, cVA, cCC := ix(tracemodel.ColCorrelationID), ix(tracemodel.ColBytes), ix(tracemodel.ColCopyKind), ix(tracemodel.ColSrcKind), ix(tracemodel.ColDstKind), ix(tracemodel.ColMigCause), ix(tracemodel.ColVirtAddr), ix(tracemodel.ColCopyCount)
+	case ingest.Memcpy:
+		is := []int{ix(ingest.ColStart), ix(ingest.ColEnd), ix(ingest.ColPid), ix(ingest.ColDeviceID), ix(ingest.ColContextID), ix(ingest.ColStreamID)}
+		cC, cB, cK, cSK, cDK, cMC, cVA, cCC := ix(ingest.ColCorrelationID), ix(ingest.ColBytes), ix(ingest.ColCopyKind), ix(ingest.ColSrcKind), ix(ingest.ColDstKind), ix(ingest.ColMigCause), ix(ingest.ColVirtAddr), ix(ingest.ColCopyCount)
 		return query{
-			ints: []string{"start", `"end"`, col("globalPid"), for_(col("deviceId"), tracemodel.ColDeviceID), for_(col("contextId"), tracemodel.ColContextID), col("streamId"),
-				col("correlationId"), col("bytes"), col("copyKind"), for_(col("srcKind"), tracemodel.ColSrcKind), for_(col("dstKind"), tracemodel.ColDstKind),
-				col("migrationCause"), col("virtualAddress"), for_(col("copyCount"), tracemodel.ColCopyCount)},
-			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
+			ints: []string{"start", `"end"`, col("globalPid"), for_(col("deviceId"), ingest.ColDeviceID), for_(col("contextId"), ingest.ColContextID), col("streamId"),
+				col("correlationId"), col("bytes"), col("copyKind"), for_(col("srcKind"), ingest.ColSrcKind), for_(col("dstKind"), ingest.ColDstKind),
+				col("migrationCause"), col("virtualAddress"), for_(col("copyCount"), ingest.ColCopyCount)},
+			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
 				gpuActivity(b, is, v)
 				corr(b, cC, v[6])
 				b.Int64(cB, v[7].Int64)
@@ -195,12 +196,12 @@ func (r *Reader) query(t *tracemodel.Table, src string, cols []string) query {
 				b.Int64(cCC, cc)
 			},
 		}
-	case tracemodel.Memset:
-		is := []int{ix(tracemodel.ColStart), ix(tracemodel.ColEnd), ix(tracemodel.ColPid), ix(tracemodel.ColDeviceID), ix(tracemodel.ColContextID), ix(tracemodel.ColStreamID)}
-		cC, cB, cV, cMK := ix(tracemodel.ColCorrelationID), ix(tracemodel.ColBytes), ix(tracemodel.ColValue), ix(tracemodel.ColMemKind)
+	case ingest.Memset:
+		is := []int{ix(ingest.ColStart), ix(ingest.ColEnd), ix(ingest.ColPid), ix(ingest.ColDeviceID), ix(ingest.ColContextID), ix(ingest.ColStreamID)}
+		cC, cB, cV, cMK := ix(ingest.ColCorrelationID), ix(ingest.ColBytes), ix(ingest.ColValue), ix(ingest.ColMemKind)
 		return query{
 			ints: []string{"start", `"end"`, col("globalPid"), col("deviceId"), col("contextId"), col("streamId"), col("correlationId"), col("bytes"), col("value"), col("memKind")},
-			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
+			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
 				gpuActivity(b, is, v)
 				corr(b, cC, v[6])
 				b.Int64(cB, v[7].Int64)
@@ -208,12 +209,12 @@ func (r *Reader) query(t *tracemodel.Table, src string, cols []string) query {
 				nullable32(b, cMK, v[9])
 			},
 		}
-	case tracemodel.Sync:
-		is := []int{ix(tracemodel.ColStart), ix(tracemodel.ColEnd), ix(tracemodel.ColPid), ix(tracemodel.ColDeviceID), ix(tracemodel.ColContextID), ix(tracemodel.ColStreamID)}
-		cC, cST, cEv := ix(tracemodel.ColCorrelationID), ix(tracemodel.ColSyncType), ix(tracemodel.ColEventID)
+	case ingest.Sync:
+		is := []int{ix(ingest.ColStart), ix(ingest.ColEnd), ix(ingest.ColPid), ix(ingest.ColDeviceID), ix(ingest.ColContextID), ix(ingest.ColStreamID)}
+		cC, cST, cEv := ix(ingest.ColCorrelationID), ix(ingest.ColSyncType), ix(ingest.ColEventID)
 		return query{
 			ints: []string{"start", `"end"`, col("globalPid"), col("deviceId"), col("contextId"), col("streamId"), col("correlationId"), col("deprecatedSyncType"), col("syncType"), col("eventId")},
-			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
+			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
 				gpuActivity(b, is, v)
 				corr(b, cC, v[6])
 				st := v[8].Int64
@@ -228,11 +229,11 @@ func (r *Reader) query(t *tracemodel.Table, src string, cols []string) query {
 				}
 			},
 		}
-	case tracemodel.GPUFault:
-		cS, cE, cP, cD, cA, cN, cAT := ix(tracemodel.ColStart), ix(tracemodel.ColEnd), ix(tracemodel.ColPid), ix(tracemodel.ColDeviceID), ix(tracemodel.ColAddress), ix(tracemodel.ColNumFaults), ix(tracemodel.ColAccessType)
+	case ingest.GPUFault:
+		cS, cE, cP, cD, cA, cN, cAT := ix(ingest.ColStart), ix(ingest.ColEnd), ix(ingest.ColPid), ix(ingest.ColDeviceID), ix(ingest.ColAddress), ix(ingest.ColNumFaults), ix(ingest.ColAccessType)
 		return query{
 			ints: []string{"start", r.first(src, "end", "start"), col("globalPid"), col("deviceId"), col("address"), col("numberOfPageFaults"), col("faultAccessType")},
-			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
+			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
 				b.Int64(cS, v[0].Int64)
 				b.Int64(cE, v[1].Int64)
 				b.Int64(cP, pid(v[2].Int64))
@@ -246,11 +247,11 @@ func (r *Reader) query(t *tracemodel.Table, src string, cols []string) query {
 				b.Int32(cAT, int32(v[6].Int64))
 			},
 		}
-	case tracemodel.CPUFault:
-		cS, cP, cA, cPC, cF, cM, cSF, cSL := ix(tracemodel.ColStart), ix(tracemodel.ColPid), ix(tracemodel.ColAddress), ix(tracemodel.ColPC), ix(tracemodel.ColFunction), ix(tracemodel.ColModule), ix(tracemodel.ColSourceFile), ix(tracemodel.ColSourceLine)
+	case ingest.CPUFault:
+		cS, cP, cA, cPC, cF, cM, cSF, cSL := ix(ingest.ColStart), ix(ingest.ColPid), ix(ingest.ColAddress), ix(ingest.ColPC), ix(ingest.ColFunction), ix(ingest.ColModule), ix(ingest.ColSourceFile), ix(ingest.ColSourceLine)
 		return query{
 			ints: []string{"start", col("globalPid"), col("address"), col("originalFaultPc"), col("CpuInstruction"), col("module"), col("sourceFile"), col("sourceLine")},
-			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, s map[int64]string) {
+			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, s map[int64]string) {
 				b.Int64(cS, v[0].Int64)
 				b.Int64(cP, pid(v[1].Int64))
 				b.Uint64(cA, uint64(v[2].Int64))
@@ -265,12 +266,12 @@ func (r *Reader) query(t *tracemodel.Table, src string, cols []string) query {
 				b.Int32(cSL, int32(v[7].Int64))
 			},
 		}
-	case tracemodel.NVTX:
-		cS, cE, cP, cT, cET, cN, cD := ix(tracemodel.ColStart), ix(tracemodel.ColEnd), ix(tracemodel.ColPid), ix(tracemodel.ColTid), ix(tracemodel.ColEventType), ix(tracemodel.ColName), ix(tracemodel.ColDomainID)
+	case ingest.NVTX:
+		cS, cE, cP, cT, cET, cN, cD := ix(ingest.ColStart), ix(ingest.ColEnd), ix(ingest.ColPid), ix(ingest.ColTid), ix(ingest.ColEventType), ix(ingest.ColName), ix(ingest.ColDomainID)
 		return query{
 			ints: []string{"start", col("end"), col("globalTid"), col("eventType"), col("textId"), col("domainId")},
 			strs: []string{col("text")},
-			fill: func(b *tracemodel.Builder, v []sql.NullInt64, sv []sql.NullString, s map[int64]string) {
+			fill: func(b *ingest.Builder, v []sql.NullInt64, sv []sql.NullString, s map[int64]string) {
 				b.Int64(cS, v[0].Int64)
 				if v[1].Valid {
 					b.Int64(cE, v[1].Int64)
@@ -294,11 +295,11 @@ func (r *Reader) query(t *tracemodel.Table, src string, cols []string) query {
 				}
 			},
 		}
-	case tracemodel.MemUsage:
-		cS, cP, cD, cA, cB, cMK, cO, cC := ix(tracemodel.ColStart), ix(tracemodel.ColPid), ix(tracemodel.ColDeviceID), ix(tracemodel.ColAddress), ix(tracemodel.ColBytes), ix(tracemodel.ColMemKind), ix(tracemodel.ColOperation), ix(tracemodel.ColCorrelationID)
+	case ingest.MemUsage:
+		cS, cP, cD, cA, cB, cMK, cO, cC := ix(ingest.ColStart), ix(ingest.ColPid), ix(ingest.ColDeviceID), ix(ingest.ColAddress), ix(ingest.ColBytes), ix(ingest.ColMemKind), ix(ingest.ColOperation), ix(ingest.ColCorrelationID)
 		return query{
 			ints: []string{"start", col("globalPid"), col("deviceId"), col("address"), col("bytes"), col("memKind"), col("memoryOperationType"), col("correlationId")},
-			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
+			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
 				b.Int64(cS, v[0].Int64)
 				b.Int64(cP, pid(v[1].Int64))
 				b.Int64(cD, v[2].Int64)
@@ -309,22 +310,22 @@ func (r *Reader) query(t *tracemodel.Table, src string, cols []string) query {
 				corr(b, cC, v[7])
 			},
 		}
-	case tracemodel.Thread:
-		cP, cT, cN := ix(tracemodel.ColPid), ix(tracemodel.ColTid), ix(tracemodel.ColName)
+	case ingest.Thread:
+		cP, cT, cN := ix(ingest.ColPid), ix(ingest.ColTid), ix(ingest.ColName)
 		return query{
 			ints: []string{col("globalTid"), col("nameId")},
-			fill: func(b *tracemodel.Builder, v []sql.NullInt64, _ []sql.NullString, s map[int64]string) {
+			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, s map[int64]string) {
 				b.Int64(cP, pid(v[0].Int64))
 				b.Int64(cT, tid(v[0].Int64))
 				b.String(cN, lookup(s, v[1]))
 			},
 		}
-	case tracemodel.GPU:
-		cI, cN, cSM, cTM, cMa, cMi := ix(tracemodel.ColID), ix(tracemodel.ColName), ix(tracemodel.ColSMCount), ix(tracemodel.ColTotalMemory), ix(tracemodel.ColComputeMajor), ix(tracemodel.ColComputeMinor)
+	case ingest.GPU:
+		cI, cN, cSM, cTM, cMa, cMi := ix(ingest.ColID), ix(ingest.ColName), ix(ingest.ColSMCount), ix(ingest.ColTotalMemory), ix(ingest.ColComputeMajor), ix(ingest.ColComputeMinor)
 		return query{
 			ints: []string{r.first(src, "id", "deviceId"), r.first(src, "smCount", "numMultiprocessors"), r.first(src, "totalMemory", "globalMemorySize"), r.first(src, "computeMajor", "computeCapabilityMajor"), r.first(src, "computeMinor", "computeCapabilityMinor")},
 			strs: []string{col("name")},
-			fill: func(b *tracemodel.Builder, v []sql.NullInt64, sv []sql.NullString, _ map[int64]string) {
+			fill: func(b *ingest.Builder, v []sql.NullInt64, sv []sql.NullString, _ map[int64]string) {
 				b.Int64(cI, v[0].Int64)
 				b.String(cN, sv[0].String)
 				b.Int64(cSM, v[1].Int64)
@@ -340,7 +341,7 @@ func (r *Reader) query(t *tracemodel.Table, src string, cols []string) query {
 // gpuActivity fills the columns GPU activity tables share: start, end, pid
 // (from globalPid), device, context, stream; is holds their indexes and v
 // the first six selected values in the same order.
-func gpuActivity(b *tracemodel.Builder, is []int, v []sql.NullInt64) {
+func gpuActivity(b *ingest.Builder, is []int, v []sql.NullInt64) {
 	for k := 0; k < 6; k++ {
 		if k == 2 {
 			b.Int64(is[k], pid(v[k].Int64))
@@ -357,7 +358,7 @@ func lookup(s map[int64]string, v sql.NullInt64) string {
 	return s[v.Int64]
 }
 
-func nullable32(b *tracemodel.Builder, i int, v sql.NullInt64) {
+func nullable32(b *ingest.Builder, i int, v sql.NullInt64) {
 	if v.Valid {
 		b.Int32(i, int32(v.Int64))
 	} else {
@@ -383,7 +384,7 @@ var readers = make(chan struct{}, runtime.GOMAXPROCS(0))
 // seeks a rowid range without a full scan). A few parts are read ahead
 // concurrently and their batches handed to fn in part order, from one
 // goroutine at a time.
-func (r *Reader) scan(t *tracemodel.Table, src string, newQuery func() query, s map[int64]string, fn func(arrow.RecordBatch) error) error {
+func (r *Reader) scan(t *ingest.Table, src string, newQuery func() query, s map[int64]string, fn func(arrow.RecordBatch) error) error {
 	q := newQuery()
 	sel := append(append([]string{}, q.ints...), q.strs...)
 	base := fmt.Sprintf(`SELECT %s FROM "%s"`, strings.Join(sel, ", "), src)
@@ -404,7 +405,7 @@ func (r *Reader) scan(t *tracemodel.Table, src string, newQuery func() query, s 
 		what    string
 		batch   int
 		batches int
-		read    func(b *tracemodel.Builder, q query, emit func() error) (int, error)
+		read    func(b *ingest.Builder, q query, emit func() error) (int, error)
 	}
 	var ps []part
 	pt, err := r.pageLayout(src)
@@ -438,7 +439,7 @@ func (r *Reader) scan(t *tracemodel.Table, src string, newQuery func() query, s 
 				what:    fmt.Sprintf("pages %d..%d", l[0], l[len(l)-1]),
 				batch:   rowsPer,
 				batches: maxRows/r.opts.BatchRows + 2,
-				read: func(b *tracemodel.Builder, q query, emit func() error) (int, error) {
+				read: func(b *ingest.Builder, q query, emit func() error) (int, error) {
 					return r.scanPages(b, q, s, cols, l, emit)
 				},
 			})
@@ -453,7 +454,7 @@ func (r *Reader) scan(t *tracemodel.Table, src string, newQuery func() query, s 
 				what:    fmt.Sprintf("rowid %d..%d", a, b-1),
 				batch:   int(min(b-a, int64(r.opts.BatchRows))),
 				batches: int((b-a)/int64(r.opts.BatchRows)) + 2,
-				read: func(bd *tracemodel.Builder, q query, emit func() error) (int, error) {
+				read: func(bd *ingest.Builder, q query, emit func() error) (int, error) {
 					if fastAvailable && len(q.strs) == 0 {
 						return r.scanRangeFast(bd, q, s, stmt, a, b, emit)
 					}
@@ -466,7 +467,7 @@ func (r *Reader) scan(t *tracemodel.Table, src string, newQuery func() query, s 
 	readPart := func(p part, q query, fn func(arrow.RecordBatch) error) error {
 		readers <- struct{}{}
 		defer func() { <-readers }()
-		b := tracemodel.NewBuilder(r.opts.Mem, t)
+		b := ingest.NewBuilder(r.opts.Mem, t)
 		b.Project(q.cols)
 		defer b.Release()
 		// Size each batch's buffers once (the part's rows, at most a
@@ -561,7 +562,7 @@ var errStopped = errors.New("scan stopped")
 
 // addRow fills one row from its values (every read path ends here) and
 // emits the batch when it is full.
-func (r *Reader) addRow(b *tracemodel.Builder, q query, iv []sql.NullInt64, sv []sql.NullString, s map[int64]string, emit func() error) error {
+func (r *Reader) addRow(b *ingest.Builder, q query, iv []sql.NullInt64, sv []sql.NullString, s map[int64]string, emit func() error) error {
 	q.fill(b, iv, sv, s)
 	b.EndRow()
 	if b.Rows() >= r.opts.BatchRows {
@@ -580,7 +581,7 @@ func rowidSpanSQL(table string) string {
 // scanRangeDriver reads stmt's rows through the go-sqlite3 driver directly
 // (no database/sql conversion); it handles text columns, which the bulk
 // reader does not.
-func (r *Reader) scanRangeDriver(b *tracemodel.Builder, q query, s map[int64]string, stmt string, lo, hi int64, emit func() error) (rows int, err error) {
+func (r *Reader) scanRangeDriver(b *ingest.Builder, q query, s map[int64]string, stmt string, lo, hi int64, emit func() error) (rows int, err error) {
 	conn, err := r.db.Conn(context.Background())
 	if err != nil {
 		return 0, err

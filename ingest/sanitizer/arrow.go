@@ -6,14 +6,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/umtrace/umtrace/tracemodel"
+	"github.com/umtrace/umtrace/ingest"
 )
 
 // Record returns the findings of logs, in order, as one record batch of
-// tracemodel.SanitizerFinding. The caller must Release it.
+// ingest.SanitizerFinding. The caller must Release it.
 func Record(mem memory.Allocator, logs ...*Log) arrow.RecordBatch {
-	t := tracemodel.SanitizerFinding
-	b := tracemodel.NewBuilder(mem, t)
+	t := ingest.SanitizerFinding
+	b := ingest.NewBuilder(mem, t)
 	defer b.Release()
 	n := 0
 	for _, l := range logs {
@@ -21,20 +21,20 @@ func Record(mem memory.Allocator, logs ...*Log) arrow.RecordBatch {
 	}
 	b.Reserve(n)
 	var (
-		iFile, iLine, iFmt = t.Index(tracemodel.ColSanLogFile), t.Index(tracemodel.ColSanLogLine), t.Index(tracemodel.ColSanFormat)
-		iTool, iSev, iKind = t.Index(tracemodel.ColSanTool), t.Index(tracemodel.ColSanSeverity), t.Index(tracemodel.ColSanKind)
-		iMsg, iKer, iBase  = t.Index(tracemodel.ColSanMessage), t.Index(tracemodel.ColSanKernel), t.Index(tracemodel.ColSanKernelBase)
-		iSrc, iSrcLine     = t.Index(tracemodel.ColSourceFile), t.Index(tracemodel.ColSourceLine)
-		iPC                = t.Index(tracemodel.ColPC)
-		iThr               = [3]int{t.Index(tracemodel.ColSanThreadX), t.Index(tracemodel.ColSanThreadY), t.Index(tracemodel.ColSanThreadZ)}
-		iBlk               = [3]int{t.Index(tracemodel.ColSanBlockX), t.Index(tracemodel.ColSanBlockY), t.Index(tracemodel.ColSanBlockZ)}
-		iAddr, iSize       = t.Index(tracemodel.ColAddress), t.Index(tracemodel.ColSanSize)
-		iSpace, iAcc, iDet = t.Index(tracemodel.ColSanSpace), t.Index(tracemodel.ColSanAccess), t.Index(tracemodel.ColSanDetail)
-		iHaz, iRace        = t.Index(tracemodel.ColSanHazards), t.Index(tracemodel.ColSanRaceWith)
-		iAPI, iAPIErr      = t.Index(tracemodel.ColSanAPIName), t.Index(tracemodel.ColSanAPIError)
-		iAPIRes, iLeak     = t.Index(tracemodel.ColSanAPIResult), t.Index(tracemodel.ColSanLeakBytes)
-		iAllocA, iAllocS   = t.Index(tracemodel.ColSanAllocAddress), t.Index(tracemodel.ColSanAllocSize)
-		iHost, iDev        = t.Index(tracemodel.ColSanHostFrames), t.Index(tracemodel.ColSanDeviceFrames)
+		iFile, iLine, iFmt = t.Index(ingest.ColSanLogFile), t.Index(ingest.ColSanLogLine), t.Index(ingest.ColSanFormat)
+		iTool, iSev, iKind = t.Index(ingest.ColSanTool), t.Index(ingest.ColSanSeverity), t.Index(ingest.ColSanKind)
+		iMsg, iKer, iBase  = t.Index(ingest.ColSanMessage), t.Index(ingest.ColSanKernel), t.Index(ingest.ColSanKernelBase)
+		iSrc, iSrcLine     = t.Index(ingest.ColSourceFile), t.Index(ingest.ColSourceLine)
+		iPC                = t.Index(ingest.ColPC)
+		iThr               = [3]int{t.Index(ingest.ColSanThreadX), t.Index(ingest.ColSanThreadY), t.Index(ingest.ColSanThreadZ)}
+		iBlk               = [3]int{t.Index(ingest.ColSanBlockX), t.Index(ingest.ColSanBlockY), t.Index(ingest.ColSanBlockZ)}
+		iAddr, iSize       = t.Index(ingest.ColAddress), t.Index(ingest.ColSanSize)
+		iSpace, iAcc, iDet = t.Index(ingest.ColSanSpace), t.Index(ingest.ColSanAccess), t.Index(ingest.ColSanDetail)
+		iHaz, iRace        = t.Index(ingest.ColSanHazards), t.Index(ingest.ColSanRaceWith)
+		iAPI, iAPIErr      = t.Index(ingest.ColSanAPIName), t.Index(ingest.ColSanAPIError)
+		iAPIRes, iLeak     = t.Index(ingest.ColSanAPIResult), t.Index(ingest.ColSanLeakBytes)
+		iAllocA, iAllocS   = t.Index(ingest.ColSanAllocAddress), t.Index(ingest.ColSanAllocSize)
+		iHost, iDev        = t.Index(ingest.ColSanHostFrames), t.Index(ingest.ColSanDeviceFrames)
 	)
 	u64 := func(i int, v uint64, ok bool) {
 		if ok {

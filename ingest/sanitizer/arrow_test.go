@@ -5,7 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	tm "github.com/umtrace/umtrace/tracemodel"
+	tm "github.com/umtrace/umtrace/ingest"
 )
 
 func TestRecord(t *testing.T) {

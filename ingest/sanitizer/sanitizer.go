@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/umtrace/umtrace/ingest"
 )
 
 // Kinds of finding (Finding.Kind).
@@ -330,3 +332,6 @@ func clip(s string, n int) string {
 	}
 	return strings.ToValidUTF8(s[:n], "")
 }
+
+// BaseName returns a kernel's base name (see ingest.KernelBaseName).
+func BaseName(name string) string { return ingest.KernelBaseName(name) }

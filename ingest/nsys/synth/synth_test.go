@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/umtrace/umtrace/ingest/testshared"
 )
 
 // smallConfig is a fast run with every planted kind.
@@ -51,13 +53,8 @@ func openT(t *testing.T, path string) *sql.DB {
 // realTraces returns the directory of the real nsys exports, or skips.
 func realTraces(t *testing.T) string {
 	t.Helper()
-	for _, d := range []string{"../shared/traces", "../../shared/traces"} {
-		if _, err := os.Stat(filepath.Join(d, "torch_mlp_managed.sqlite")); err == nil {
-			return d
-		}
-	}
-	t.Skip("real traces not found (../shared/traces beside the repository); skipping the comparison with a real export")
-	return ""
+	testshared.Need(t, "traces", "torch_mlp_managed.sqlite")
+	return testshared.Path("traces")
 }
 
 func schemas(t *testing.T, db *sql.DB) map[string]string {

@@ -2,7 +2,7 @@
 // shards, names each trace, skips traces a previous run already analyzed
 // (same content hash and umtrace version), runs analyses concurrently and
 // writes a summary sorted by severity as Markdown, CSV and Parquet.
-package batch
+package job
 
 import (
 	"crypto/sha256"
@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/umtrace/umtrace/report"
 )
 
 // TraceExt is the extension a directory walk collects.
@@ -155,31 +157,6 @@ func HashFile(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// Sanitize maps a name to the characters [A-Za-z0-9._-], replacing any
-// other rune by '_', so it can name files and Hive partitions.
-func Sanitize(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	if b.Len() == 0 {
-		return "_"
-	}
-	return b.String()
-}
-
-// BaseID is a trace's id before clash resolution: its base name without
-// extension, sanitized.
-func BaseID(path string) string {
-	base := filepath.Base(path)
-	return Sanitize(strings.TrimSuffix(base, filepath.Ext(base)))
-}
-
 // TraceIDs names every path: its BaseID, or, when several paths share a
 // BaseID, the BaseID plus "-" and the first 8 hex digits of the file's
 // SHA-256. Pass the full sorted input list (before sharding) so every
@@ -192,19 +169,19 @@ func TraceIDs(paths []string, hash func(string) (string, error)) map[string]stri
 	}
 	byBase := map[string][]string{}
 	for _, p := range paths {
-		b := BaseID(p)
+		b := report.BaseID(p)
 		byBase[b] = append(byBase[b], p)
 	}
 	ids := make(map[string]string, len(paths))
 	used := map[string]bool{}
 	for _, p := range paths {
-		if b := BaseID(p); len(byBase[b]) == 1 {
+		if b := report.BaseID(p); len(byBase[b]) == 1 {
 			ids[p] = b
 			used[b] = true
 		}
 	}
 	for _, p := range paths {
-		b := BaseID(p)
+		b := report.BaseID(p)
 		if len(byBase[b]) == 1 {
 			continue
 		}

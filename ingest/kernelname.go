@@ -1,17 +1,17 @@
-package sanitizer
+package ingest
 
 import (
 	"strconv"
 	"strings"
 )
 
-// BaseName returns a kernel's base name: no return type, namespaces, template
+// KernelBaseName returns a kernel's base name: no return type, namespaces, template
 // arguments, parameters or qualifiers. "void ns::foo<int, 2>(float*) const"
 // and "foo(float *, int)" give "foo"; Itanium-mangled names ("_Z3fooPf",
 // "_ZN2ns3fooIiEEvPf") give the last component of their name; operators keep
 // their symbol ("operator()"). Lambdas and names it cannot take apart are
 // returned trimmed.
-func BaseName(name string) string {
+func KernelBaseName(name string) string {
 	s := strings.TrimSpace(name)
 	if s == "" {
 		return ""

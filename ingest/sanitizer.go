@@ -1,4 +1,4 @@
-package tracemodel
+package ingest
 
 // Column names of the sanitizer_finding table (compute-sanitizer and
 // cuda-memcheck findings). Columns shared with trace tables (ColPC,

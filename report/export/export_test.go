@@ -14,23 +14,20 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/umtrace/umtrace/analyze"
-	"github.com/umtrace/umtrace/batch"
+	"github.com/umtrace/umtrace/ingest"
 	"github.com/umtrace/umtrace/ingest/nsys"
-	"github.com/umtrace/umtrace/tracemodel"
+	"github.com/umtrace/umtrace/ingest/testshared"
+	"github.com/umtrace/umtrace/report"
 )
 
 func sharedTrace(t *testing.T, name string) string {
 	t.Helper()
-	p := filepath.Join("..", "..", "shared", "traces", name+".sqlite")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared trace %s not found: %v", p, err)
-	}
-	return p
+	return testshared.Need(t, "traces", name+".sqlite")
 }
 
 // exportOne exports a trace and returns the row counts per table as read
 // from the source.
-func exportOne(t *testing.T, path, dir, format string) (map[string]int64, batch.Row) {
+func exportOne(t *testing.T, path, dir, format string) (map[string]int64, report.SummaryRow) {
 	t.Helper()
 	r, err := nsys.Open(path, nsys.Options{})
 	if err != nil {
@@ -41,13 +38,13 @@ func exportOne(t *testing.T, path, dir, format string) (map[string]int64, batch.
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := batch.BaseID(path)
-	row := batch.RowFromResult(id, filepath.Base(path), "sha", "test", res)
+	id := report.BaseID(path)
+	row := report.SummaryRowFromResult(id, filepath.Base(path), "sha", "test", res)
 	if err := Trace(r, dir, id, format, row); err != nil {
 		t.Fatal(err)
 	}
 	counts := map[string]int64{}
-	for _, tb := range tracemodel.Tables {
+	for _, tb := range ingest.Tables {
 		r.Scan(tb, func(rec arrow.RecordBatch) error { counts[tb.Name] += rec.NumRows(); return nil })
 	}
 	return counts, row
@@ -59,9 +56,9 @@ func TestParquetIndependentReader(t *testing.T) {
 	path := sharedTrace(t, "torch_mlp_managed")
 	dir := t.TempDir()
 	counts, row := exportOne(t, path, dir, "parquet")
-	id := batch.BaseID(path)
+	id := report.BaseID(path)
 	var total int64
-	for _, tb := range tracemodel.Tables {
+	for _, tb := range ingest.Tables {
 		p := PartPath(dir, tb.Name, id, "parquet")
 		f, err := os.Open(p)
 		if err != nil {
@@ -94,8 +91,8 @@ func TestParquetIndependentReader(t *testing.T) {
 		var sample string
 		for {
 			k, err := rd.ReadRows(buf)
-			if n == 0 && k > 0 && tb == tracemodel.API {
-				sample = buf[0][tb.Index(tracemodel.ColName)].String()
+			if n == 0 && k > 0 && tb == ingest.API {
+				sample = buf[0][tb.Index(ingest.ColName)].String()
 			}
 			n += int64(k)
 			if errors.Is(err, io.EOF) {
@@ -110,7 +107,7 @@ func TestParquetIndependentReader(t *testing.T) {
 		if n != counts[tb.Name] {
 			t.Errorf("%s: decoded %d rows, want %d", tb.Name, n, counts[tb.Name])
 		}
-		if tb == tracemodel.API && !strings.HasPrefix(sample, "cu") {
+		if tb == ingest.API && !strings.HasPrefix(sample, "cu") {
 			t.Errorf("api name decodes as %q", sample)
 		}
 	}
@@ -136,8 +133,8 @@ func TestArrowIPC(t *testing.T) {
 	path := sharedTrace(t, "um_pingpong_default")
 	dir := t.TempDir()
 	counts, _ := exportOne(t, path, dir, "arrow")
-	for _, tb := range tracemodel.Tables {
-		f, err := os.Open(PartPath(dir, tb.Name, batch.BaseID(path), "arrow"))
+	for _, tb := range ingest.Tables {
+		f, err := os.Open(PartPath(dir, tb.Name, report.BaseID(path), "arrow"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +163,7 @@ func TestArrowIPC(t *testing.T) {
 
 func TestSchemaDoc(t *testing.T) {
 	doc := SchemaDoc()
-	path := filepath.Join("..", "docs", "export.md")
+	path := filepath.Join(testshared.Root(), "docs", "export.md")
 	if os.Getenv("UPDATE_DOCS") != "" {
 		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
 			t.Fatal(err)
@@ -174,12 +171,12 @@ func TestSchemaDoc(t *testing.T) {
 	}
 	got, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run UPDATE_DOCS=1 go test ./export)", err)
+		t.Fatalf("%v (run UPDATE_DOCS=1 go test ./report/export)", err)
 	}
 	if string(got) != doc {
-		t.Errorf("%s is stale: run UPDATE_DOCS=1 go test ./export", path)
+		t.Errorf("%s is stale: run UPDATE_DOCS=1 go test ./report/export", path)
 	}
-	for _, tb := range tracemodel.Tables {
+	for _, tb := range ingest.Tables {
 		sec := "## " + tb.Name + "\n"
 		i := strings.Index(string(got), sec)
 		if i < 0 {
@@ -196,7 +193,7 @@ func TestSchemaDoc(t *testing.T) {
 			}
 		}
 	}
-	for _, d := range batch.SummaryColumnDocs {
+	for _, d := range report.SummaryColumnDocs {
 		if d[0] != "trace" && !strings.Contains(string(got), "| `"+d[0]+"` |") {
 			t.Errorf("doc lacks summary column %s", d[0])
 		}

@@ -1,4 +1,4 @@
-package batch
+package report
 
 import (
 	"encoding/csv"
@@ -21,8 +21,8 @@ import (
 // VerdictError is the verdict of a row whose trace could not be analyzed.
 const VerdictError = "error"
 
-// Row is one trace's line in a summary. Times are ns, sizes bytes.
-type Row struct {
+// SummaryRow is one trace's line in a summary. Times are ns, sizes bytes.
+type SummaryRow struct {
 	Trace           string  `json:"trace"` // trace id
 	File            string  `json:"file"`  // base name of the file
 	SHA256          string  `json:"sha256"`
@@ -46,9 +46,9 @@ type Row struct {
 	ResultSchemaVer int64   `json:"result_schema_version"`
 }
 
-// RowFromResult builds a summary row from an analysis.
-func RowFromResult(id, file, sha, version string, res *analyze.Result) Row {
-	r := Row{
+// SummaryRowFromResult builds a summary row from an analysis.
+func SummaryRowFromResult(id, file, sha, version string, res *analyze.Result) SummaryRow {
+	r := SummaryRow{
 		Trace: id, File: file, SHA256: sha, Verdict: res.Verdict, Reason: res.Reason,
 		DurationNs:      res.Trace.DurationNs,
 		StormTimeNs:     res.Headline.StormTimeNs,
@@ -88,10 +88,10 @@ func severity(v string) int {
 	return 3
 }
 
-// SortRows orders rows by severity: storms first (longest storm time
+// SortSummaryRows orders rows by severity: storms first (longest storm time
 // first), then insufficient_data, then no_storm, then errors; ties by
 // trace id.
-func SortRows(rows []Row) {
+func SortSummaryRows(rows []SummaryRow) {
 	sort.SliceStable(rows, func(i, j int) bool {
 		a, b := rows[i], rows[j]
 		if sa, sb := severity(a.Verdict), severity(b.Verdict); sa != sb {
@@ -108,10 +108,10 @@ func SortRows(rows []Row) {
 func GB(b int64) string { return strconv.FormatFloat(float64(b)/1e9, 'f', 3, 64) }
 
 // WriteMarkdown writes the summary table, then the failed inputs with
-// their reasons. rows must be sorted (SortRows).
-func WriteMarkdown(w io.Writer, title string, rows []Row) error {
+// their reasons. rows must be sorted (SortSummaryRows).
+func WriteSummaryMarkdown(w io.Writer, title string, rows []SummaryRow) error {
 	var b strings.Builder
-	var ok, fails []Row
+	var ok, fails []SummaryRow
 	counts := map[string]int{}
 	for _, r := range rows {
 		counts[r.Verdict]++
@@ -157,9 +157,9 @@ func mdEscape(s string) string {
 var CSVHeader = []string{"trace", "verdict", "storm_time_ns", "storm_share", "worst_episode_ns", "worst_episode_start_ns",
 	"sync_p99_ns", "faults_per_sec", "migrated_gb", "migrated_bytes", "file", "sha256", "reason"}
 
-// WriteCSV writes the summary as CSV (one row per trace, failures
+// WriteSummaryCSV writes the summary as CSV (one row per trace, failures
 // included with verdict "error" and the reason).
-func WriteCSV(w io.Writer, rows []Row) error {
+func WriteSummaryCSV(w io.Writer, rows []SummaryRow) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
 		return err
@@ -233,7 +233,7 @@ func summarySchema(withID bool) *arrow.Schema {
 
 // Record returns rows as an Arrow record of schema (SummarySchema or
 // SummarySchemaNoID). The caller releases it.
-func Record(mem memory.Allocator, schema *arrow.Schema, rows []Row) arrow.RecordBatch {
+func SummaryRecord(mem memory.Allocator, schema *arrow.Schema, rows []SummaryRow) arrow.RecordBatch {
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
 	for _, r := range rows {
@@ -284,8 +284,8 @@ func WriteParquet(w io.Writer, rec arrow.RecordBatch) error {
 }
 
 // WriteSummaryParquet writes rows (with the trace column) as Parquet.
-func WriteSummaryParquet(w io.Writer, rows []Row) error {
-	rec := Record(memory.DefaultAllocator, SummarySchema, rows)
+func WriteSummaryParquet(w io.Writer, rows []SummaryRow) error {
+	rec := SummaryRecord(memory.DefaultAllocator, SummarySchema, rows)
 	defer rec.Release()
 	return WriteParquet(w, rec)
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/ingest/nsys"
-	"github.com/umtrace/umtrace/synth"
+	"github.com/umtrace/umtrace/ingest/nsys/synth"
 )
 
 // accuracyCases are small generated traces that differ in seed, size,

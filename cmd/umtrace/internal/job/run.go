@@ -1,4 +1,4 @@
-package batch
+package job
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/ingest/nsys"
+	"github.com/umtrace/umtrace/report"
 )
 
 // TracesDir is the subdirectory of the output directory that holds the
@@ -54,7 +55,7 @@ type Progress struct {
 	Done, Total int
 	Trace       string
 	Status      string // "analyzed", "cached" or "failed"
-	Row         Row
+	Row         report.SummaryRow
 }
 
 // DefaultJobs is GOMAXPROCS capped at 4: each analysis holds one trace's
@@ -70,16 +71,16 @@ func DefaultJobs() int {
 // cacheRecord is traces/<id>.cache.json: what a later run needs to skip
 // the trace.
 type cacheRecord struct {
-	SHA256         string   `json:"sha256"`
-	UmtraceVersion string   `json:"umtrace_version"`
-	OptionsSHA256  string   `json:"options_sha256"` // analysis options: changing a threshold re-analyzes
-	Reports        []string `json:"reports"`
-	Row            Row      `json:"row"`
+	SHA256         string            `json:"sha256"`
+	UmtraceVersion string            `json:"umtrace_version"`
+	OptionsSHA256  string            `json:"options_sha256"` // analysis options: changing a threshold re-analyzes
+	Reports        []string          `json:"reports"`
+	Row            report.SummaryRow `json:"row"`
 }
 
 // Summary is the outcome of Run.
 type Summary struct {
-	Rows     []Row // sorted by severity, failures (verdict "error") last
+	Rows     []report.SummaryRow // sorted by severity, failures (verdict "error") last
 	Analyzed int
 	Cached   int
 	Failed   int
@@ -101,7 +102,7 @@ func Run(paths []string, ids map[string]string, opts Options) (*Summary, error) 
 		return nil, fmt.Errorf("create output directory: %w", err)
 	}
 	type result struct {
-		row    Row
+		row    report.SummaryRow
 		status string
 		err    error // output error: fatal
 	}
@@ -151,15 +152,15 @@ func Run(paths []string, ids map[string]string, opts Options) (*Summary, error) 
 		return nil, firstErr
 	}
 	sort.Slice(s.Rows, func(i, j int) bool { return s.Rows[i].Trace < s.Rows[j].Trace })
-	SortRows(s.Rows)
+	report.SortSummaryRows(s.Rows)
 	return s, nil
 }
 
 // one handles one input. A bad input yields an error row and a nil error;
 // the error return is for outputs that cannot be written.
-func one(path, id, dir string, opts Options) (Row, string, error) {
-	fail := func(err error) (Row, string, error) {
-		return Row{Trace: id, File: filepath.Base(path), Verdict: VerdictError, Reason: oneLine(err.Error()), UmtraceVersion: opts.Version}, "failed", nil
+func one(path, id, dir string, opts Options) (report.SummaryRow, string, error) {
+	fail := func(err error) (report.SummaryRow, string, error) {
+		return report.SummaryRow{Trace: id, File: filepath.Base(path), Verdict: report.VerdictError, Reason: oneLine(err.Error()), UmtraceVersion: opts.Version}, "failed", nil
 	}
 	sha, err := HashFile(path)
 	if err != nil {
@@ -173,7 +174,7 @@ func one(path, id, dir string, opts Options) (Row, string, error) {
 	}
 	// A stale record must not survive a failed re-analysis.
 	if err := os.Remove(cachePath); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return Row{}, "", fmt.Errorf("remove stale cache record: %w", err)
+		return report.SummaryRow{}, "", fmt.Errorf("remove stale cache record: %w", err)
 	}
 	r, err := nsys.Open(path, nsys.Options{})
 	if err != nil {
@@ -184,24 +185,24 @@ func one(path, id, dir string, opts Options) (Row, string, error) {
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", path, err))
 	}
-	row := RowFromResult(id, filepath.Base(path), sha, opts.Version, res)
+	row := report.SummaryRowFromResult(id, filepath.Base(path), sha, opts.Version, res)
 	rec := cacheRecord{SHA256: sha, UmtraceVersion: opts.Version, OptionsSHA256: optionsKey(opts), Row: row}
 	for _, rep := range opts.Reports {
 		var buf bytes.Buffer
 		if err := rep.Write(&buf, res); err != nil {
-			return Row{}, "", fmt.Errorf("render %s report of %s: %w", rep.Ext, id, err)
+			return report.SummaryRow{}, "", fmt.Errorf("render %s report of %s: %w", rep.Ext, id, err)
 		}
 		if err := WriteFileAtomic(filepath.Join(dir, id+rep.Ext), buf.Bytes()); err != nil {
-			return Row{}, "", err
+			return report.SummaryRow{}, "", err
 		}
 		rec.Reports = append(rec.Reports, id+rep.Ext)
 	}
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
-		return Row{}, "", fmt.Errorf("encode cache record of %s: %w", id, err)
+		return report.SummaryRow{}, "", fmt.Errorf("encode cache record of %s: %w", id, err)
 	}
 	if err := WriteFileAtomic(cachePath, append(data, '\n')); err != nil {
-		return Row{}, "", err
+		return report.SummaryRow{}, "", err
 	}
 	return row, "analyzed", nil
 }
@@ -209,14 +210,14 @@ func one(path, id, dir string, opts Options) (Row, string, error) {
 // readCache returns the cached row when the record matches the content
 // hash and version and every report it lists (and every report asked
 // for) exists.
-func readCache(path, sha string, opts Options) (Row, bool) {
+func readCache(path, sha string, opts Options) (report.SummaryRow, bool) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Row{}, false
+		return report.SummaryRow{}, false
 	}
 	var rec cacheRecord
 	if json.Unmarshal(data, &rec) != nil || rec.SHA256 != sha || rec.UmtraceVersion != opts.Version || rec.OptionsSHA256 != optionsKey(opts) {
-		return Row{}, false
+		return report.SummaryRow{}, false
 	}
 	have := map[string]bool{}
 	for _, r := range rec.Reports {
@@ -226,10 +227,10 @@ func readCache(path, sha string, opts Options) (Row, bool) {
 	for _, rep := range opts.Reports {
 		name := rec.Row.Trace + rep.Ext
 		if !have[name] {
-			return Row{}, false
+			return report.SummaryRow{}, false
 		}
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
-			return Row{}, false
+			return report.SummaryRow{}, false
 		}
 	}
 	return rec.Row, true

@@ -1,10 +1,10 @@
-// Package tracemodel owns umtrace's data model: the Arrow schemas and column
+// Package ingest owns umtrace's data model: the Arrow schemas and column
 // names of every table an ingester produces, the TraceInfo that describes a
 // trace, and the Source interface through which analysis reads a trace.
 //
 // It imports no SQLite driver and no ingester, so analyze and report can use
 // it without linking cgo code.
-package tracemodel
+package ingest
 
 import (
 	"fmt"
@@ -96,7 +96,7 @@ func newTable(name, doc string, cols ...Column) *Table {
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {
 		if _, dup := t.index[c.Name]; dup {
-			panic("tracemodel: duplicate column " + c.Name + " in " + name)
+			panic("ingest: duplicate column " + c.Name + " in " + name)
 		}
 		t.index[c.Name] = i
 		fields[i] = arrow.Field{Name: c.Name, Type: c.Kind.DataType(), Nullable: c.Nullable,
@@ -116,7 +116,7 @@ func (t *Table) Schema() *arrow.Schema { return t.schema }
 func (t *Table) Index(col string) int {
 	i, ok := t.index[col]
 	if !ok {
-		panic(fmt.Sprintf("tracemodel: table %s has no column %q", t.Name, col))
+		panic(fmt.Sprintf("ingest: table %s has no column %q", t.Name, col))
 	}
 	return i
 }
@@ -136,7 +136,7 @@ func (k Kind) DataType() arrow.DataType {
 	case String:
 		return DictString
 	}
-	panic("tracemodel: unknown kind")
+	panic("ingest: unknown kind")
 }
 
 // DictString is the type of every string column.

@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/umtrace/umtrace/ingest/testshared"
 )
 
-const sharedTrace = "../../shared/traces/um_pingpong_default.sqlite"
+var sharedTrace = testshared.Path("traces", "um_pingpong_default.sqlite")
 
 // secrets planted into the fixture; none may survive redaction.
 var secrets = []string{

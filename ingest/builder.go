@@ -1,4 +1,4 @@
-package tracemodel
+package ingest
 
 import (
 	"fmt"
@@ -269,7 +269,7 @@ func (b *Builder) NewBatch() arrow.RecordBatch {
 			arrs[i] = nullArray(b.schema.Field(i).Type, n)
 			continue
 		case c.n != n:
-			panic(fmt.Sprintf("tracemodel: %s.%s has %d values in a batch of %d rows", b.T.Name, b.T.Columns[i].Name, c.n, n))
+			panic(fmt.Sprintf("ingest: %s.%s has %d values in a batch of %d rows", b.T.Name, b.T.Columns[i].Name, c.n, n))
 		default:
 			var valid *memory.Buffer
 			if c.valid != nil {

@@ -2,7 +2,7 @@
 // time, per-API sync latency percentiles, blocked share, faults,
 // migrated bytes and storm time, with a significance test on per-step and
 // per-call samples.
-package diff
+package compare
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package tracemodel
+package ingest
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package tracemodel
+package ingest
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"

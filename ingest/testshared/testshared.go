@@ -1,0 +1,69 @@
+// Package testshared finds the test inputs that live outside a package
+// directory: the repository's testdata/ and the read-only shared material
+// (real nsys exports and sanitizer logs) beside the clone in ../shared.
+//
+// UMTRACE_SHARED names another shared directory. Tests that need shared
+// material skip when it is absent.
+package testshared
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+var root = sync.OnceValue(func() string {
+	d, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return ""
+		}
+		d = up
+	}
+})
+
+// Root is the module's root directory ("" when not found).
+func Root() string { return root() }
+
+// Testdata is a path under the repository's testdata/.
+func Testdata(elem ...string) string {
+	return filepath.Join(append([]string{root(), "testdata"}, elem...)...)
+}
+
+// SharedDir is the shared directory: $UMTRACE_SHARED, else ../shared beside
+// the clone. It may not exist.
+func SharedDir() string {
+	if d := os.Getenv("UMTRACE_SHARED"); d != "" {
+		return d
+	}
+	return filepath.Join(filepath.Dir(root()), "shared")
+}
+
+// Path is a path under the shared directory, whether or not it exists.
+func Path(elem ...string) string {
+	return filepath.Join(append([]string{SharedDir()}, elem...)...)
+}
+
+// Available reports whether the shared path exists.
+func Available(elem ...string) bool {
+	_, err := os.Stat(Path(elem...))
+	return err == nil
+}
+
+// Need returns the shared path, skipping the test when it is absent.
+func Need(t testing.TB, elem ...string) string {
+	t.Helper()
+	p := Path(elem...)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("shared material absent (%s); set UMTRACE_SHARED or clone beside ../shared", p)
+	}
+	return p
+}
