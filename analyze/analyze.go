@@ -60,6 +60,7 @@ func (a *analysis) run() (*Result, error) {
 		name string
 		fns  []func()
 	}{
+		{"startup", []func(){a.splitStartup}},
 		{"apiStats+sort", []func(){a.apiStats, a.sortInputs}}, // apiStats frees the per-call samples
 		{"span", []func(){a.span}},
 		{"findSteps", []func(){a.findSteps}},

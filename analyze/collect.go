@@ -156,6 +156,8 @@ type collector struct {
 	calls   []call
 	managed int
 	threads map[streamKey]bool // (pid, tid)
+	// firstRT is each process's first CUDA runtime call (startup.go).
+	firstRT map[int64]*call
 	apiSpan span
 	// GPU work
 	kernelNames *interner
@@ -204,6 +206,7 @@ func collect(src ingest.Source) (*collector, error) {
 		memsets: map[streamKey]*chunks[gpuWork]{}, copyStream: map[pidCorr]int64{}, setStream: map[pidCorr]int64{},
 		syncStream: map[pidCorr]int64{}, threadNames: map[streamKey]string{},
 		apiSpan: newSpan(), gpuSpan: newSpan(), longAPI: map[int32][]int64{}, longWork: map[longKey]int64{},
+		firstRT: map[int64]*call{},
 	}
 	if est, ok := src.(ingest.RowEstimator); ok {
 		c.migrations = make([]migration, 0, est.EstimateRows(ingest.Memcpy))
@@ -270,6 +273,7 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 	local := c.apiNames.batchIDs(names)
 	classes := make([]*syncClass, len(local))
 	managed := make([]bool, len(local))
+	runtime := make([]bool, len(local))
 	lastThread := streamKey{-1, -1}
 	for k, id := range local {
 		n := c.apiNames.names[id]
@@ -277,7 +281,10 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 			classes[k] = &cl
 		}
 		managed[k] = managedAllocAPIs[n]
+		runtime[k] = isRuntimeAPI(n)
 	}
+	var first *call // firstRT of the last process seen
+	firstPid := int64(-1)
 	for i := 0; i < int(r.NumRows()); i++ {
 		k := names.Key(i)
 		id := local[k]
@@ -298,6 +305,18 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 		}
 		if managed[k] {
 			c.managed++
+		}
+		if runtime[k] {
+			if p != firstPid || first == nil {
+				first, firstPid = c.firstRT[p], p
+				if first == nil {
+					first = &call{start: math.MaxInt64}
+					c.firstRT[p] = first
+				}
+			}
+			if s < first.start || (s == first.start && e < first.end) {
+				*first = call{start: s, end: e, pid: p, tid: tid.Value(i), api: id}
+			}
 		}
 		if cl := classes[k]; cl != nil {
 			var cr int64

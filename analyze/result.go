@@ -20,6 +20,7 @@ type Result struct {
 	Verdict       string           `json:"verdict"`
 	Reason        string           `json:"verdict_reason"`
 	Headline      Headline         `json:"headline"`
+	Startup       []Startup        `json:"startup"`
 	Episodes      []Episode        `json:"episodes"`
 	Isolated      []Episode        `json:"isolated_stalls"`
 	SyncAPIs      []APIStats       `json:"sync_apis"`
@@ -51,7 +52,21 @@ type TraceMeta struct {
 	Threads        int      `json:"threads"`
 }
 
-// Headline holds the numbers a reader needs first.
+// Startup is a process's first CUDA runtime call when it is host-blocking
+// (a cudaMalloc, cudaMallocManaged or cudaFree that creates the CUDA
+// context, often 100-200 ms). It is kept out of the headline, the sync
+// tables by kernel, thread and stream, stall detection, the time axis,
+// step blocked time and diff statistics; the per-API tables include it.
+type Startup struct {
+	Pid        int64  `json:"pid"`
+	Tid        int64  `json:"tid"`
+	API        string `json:"api"`
+	StartNs    int64  `json:"start_ns"`
+	DurationNs int64  `json:"duration_ns"`
+}
+
+// Headline holds the numbers a reader needs first. Its host-blocking
+// figures leave out CUDA start-up (Result.Startup).
 type Headline struct {
 	StormTimeNs    int64   `json:"storm_time_ns"`
 	StormShare     float64 `json:"storm_share"`

@@ -25,6 +25,9 @@ func TestSyncSamplesMatchResult(t *testing.T) {
 	if len(res.SyncAPIs) == 0 {
 		t.Fatal("no sync APIs")
 	}
+	if len(res.Startup) != 0 {
+		t.Fatalf("start-up %+v: this trace's first runtime call is not host-blocking", res.Startup)
+	}
 	for _, a := range res.SyncAPIs {
 		got := s[a.Name]
 		if len(got) != a.Count {

@@ -55,6 +55,7 @@ func writeMarkdown(b *bytes.Buffer, r *analyze.Result) {
 		{"excess blocked time in storms", msI(h.StormExcessNs) + " ms"},
 		{"host blocked", fmt.Sprintf("%s ms (%s of the trace) in %d calls: %d explicit, %d implicit syncs", msI(h.BlockedNs), pct(h.BlockedShare), h.HostBlocking, h.ExplicitSyncs, h.ImplicitSyncs)},
 		{"sync latency P50 / P99", fmt.Sprintf("%s / %s ms", ms(h.SyncP50Ns), ms(h.SyncP99Ns))},
+		{"CUDA start-up", orDash(startupLine(r))},
 		{"UM page faults", fmt.Sprintf("%d GPU, %d CPU (%.1f /s)", h.GPUFaults, h.CPUFaults, h.FaultsPerSec)},
 		{"UM migrated", fmt.Sprintf("%s (%s fault-driven)", analyze.FormatBytes(h.MigratedBytes), analyze.FormatBytes(h.DemandMigBytes))},
 		{"step time P50 / P99", stepHeadline(r)},

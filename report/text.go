@@ -17,6 +17,9 @@ func writeText(b *bytes.Buffer, r *analyze.Result) {
 	p("  storm time      %s ms (%s of %s ms), %d episode(s), %s ms excess blocked\n", msI(h.StormTimeNs), pct(h.StormShare), msI(r.Trace.DurationNs), len(r.Episodes), msI(h.StormExcessNs))
 	p("  host blocked    %s ms (%s) in %d calls (%d explicit, %d implicit)\n", msI(h.BlockedNs), pct(h.BlockedShare), h.HostBlocking, h.ExplicitSyncs, h.ImplicitSyncs)
 	p("  sync P50/P99    %s / %s ms\n", ms(h.SyncP50Ns), ms(h.SyncP99Ns))
+	if s := startupLine(r); s != "" {
+		p("  CUDA start-up   %s\n", s)
+	}
 	p("  UM faults       %d GPU, %d CPU (%.1f /s); migrated %s (%s fault-driven)\n", h.GPUFaults, h.CPUFaults, h.FaultsPerSec, analyze.FormatBytes(h.MigratedBytes), analyze.FormatBytes(h.DemandMigBytes))
 	p("  steps           %s\n", strings.ReplaceAll(stepHeadline(r), "`", ""))
 	if len(r.Timeline.Bins) > 0 {
@@ -62,4 +65,17 @@ func writeText(b *bytes.Buffer, r *analyze.Result) {
 		p("\n")
 	}
 	p("\nFull report: umtrace analyze %s --format md\n", r.Trace.File)
+}
+
+// startupLine describes the CUDA start-up calls left out of the headline,
+// or returns "" when there are none.
+func startupLine(r *analyze.Result) string {
+	if len(r.Startup) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, s := range r.Startup {
+		parts = append(parts, fmt.Sprintf("%s %s ms (pid %d)", s.API, msI(s.DurationNs), s.Pid))
+	}
+	return strings.Join(parts, ", ") + ", not counted above"
 }
