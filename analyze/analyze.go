@@ -30,16 +30,19 @@ func Analyze(src ingest.Source, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &analysis{c: c, info: info, opts: opts, th: opts.Thresholds}
+	a := &analysis{c: c, src: src, info: info, opts: opts, th: opts.Thresholds}
 	return a.run()
 }
 
 type analysis struct {
-	c    *collector
-	info *ingest.TraceInfo
-	opts Options
-	th   Thresholds
-	res  Result
+	c        *collector
+	src      ingest.Source
+	multiErr error // from multiFigures
+	gpus     []ingest.GPUInfo
+	info     *ingest.TraceInfo
+	opts     Options
+	th       Thresholds
+	res      Result
 
 	lo, hi     int64                   // trace span
 	union      map[int64][]span        // per pid: merged fault-driven UM activity
@@ -72,11 +75,15 @@ func (a *analysis) run() (*Result, error) {
 		{"stepRows", []func(){a.stepRows}},
 		{"timeline", []func(){a.timeline}},
 		{"verdict", []func(){func() { a.verdict(); a.headline(); a.mitigations() }}},
+		{"devices", []func(){a.multiFigures}},
 		{"sanitizer", []func(){func() { a.res.Sanitizer = a.sanitizerReport(a.opts.Sanitizer); a.warnings() }}},
 	} {
 		done := phase(p.name)
 		parallel(p.fns...)
 		done()
+	}
+	if a.multiErr != nil {
+		return nil, a.multiErr
 	}
 	r := &a.res
 	r.Trace = TraceMeta{

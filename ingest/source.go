@@ -63,6 +63,14 @@ type TraceInfo struct {
 	SessionStartUTCNs int64     `json:"session_start_utc_ns,omitempty"`
 	GPUs              []GPUInfo `json:"gpus,omitempty"`
 	Diagnostics       []string  `json:"diagnostics,omitempty"` // profiler warnings/errors from DIAGNOSTIC_EVENT
+
+	// ProcessNames maps pid to name (the PROCESSES table); nil when absent.
+	ProcessNames map[int64]string `json:"process_names,omitempty"`
+	// LaunchEnv holds the rank-related environment variables (RANK,
+	// LOCAL_RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, WORLD_SIZE,
+	// ...) of the process nsys launched (META_DATA_CAPTURE); nil when the
+	// export does not record them.
+	LaunchEnv map[string]string `json:"launch_env,omitempty"`
 }
 
 // GPUInfo is one GPU of the trace.

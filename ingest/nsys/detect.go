@@ -189,6 +189,7 @@ func (r *Reader) detect() error {
 			in.SessionStartUTCNs = u.Int64
 		}
 	}
+	r.readProcInfo(set)
 	if set["DIAGNOSTIC_EVENT"] {
 		rows, err := r.db.Query(`SELECT text FROM DIAGNOSTIC_EVENT WHERE severity IN (2,3) ORDER BY timestamp, text LIMIT 50`)
 		if err == nil {

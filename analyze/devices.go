@@ -1,0 +1,531 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/umtrace/umtrace/ingest"
+)
+
+// Per-device and per-process figures. A trace with one process and one GPU
+// gets none of them (its JSON is what it was before): Result.Devices and
+// Result.Processes, and each episode's pid and device, are filled when the
+// trace has more than one process or lists more than one GPU.
+
+// Device is one GPU's share of the trace. Counts equal GROUP BY deviceId
+// over the export's kernel, memcpy and GPU-fault tables.
+type Device struct {
+	ID             int64          `json:"id"`
+	Name           string         `json:"name"`
+	Pids           []int64        `json:"pids"` // processes with work on the device
+	Kernels        int64          `json:"kernels"`
+	KernelNs       int64          `json:"kernel_ns"`
+	NCCLKernels    int64          `json:"nccl_kernels"` // included in Kernels
+	NCCLNs         int64          `json:"nccl_ns"`      // included in KernelNs
+	GPUFaultGroups int64          `json:"gpu_fault_groups"`
+	GPUFaults      int64          `json:"gpu_faults"`
+	Migrations     []MigrationAgg `json:"migrations"` // UM migrations by direction and cause
+	DemandBytes    int64          `json:"demand_migrated_bytes"`
+	PrefetchBytes  int64          `json:"prefetch_bytes"`
+	CopyBytes      []NameCount    `json:"copy_bytes"` // ordinary copies by direction (Count = bytes), incl. device-to-device and peer
+	PeerBytes      int64          `json:"peer_bytes"` // device-to-device and peer bytes (copy kinds 8, 10, 13)
+	StormNs        int64          `json:"storm_ns"`   // storm episodes attributed to the device
+	PeakBytes      int64          `json:"peak_bytes"` // peak live allocated bytes (-1: no memory-usage records)
+}
+
+// Process is one process's share of the trace.
+type Process struct {
+	Pid           int64   `json:"pid"`
+	Name          string  `json:"name"`
+	Rank          int     `json:"rank"`        // -1 when unknown
+	RankSource    string  `json:"rank_source"` // env RANK, nvtx, process name, or ""
+	Devices       []int64 `json:"devices"`
+	HostBlockedNs int64   `json:"host_blocked_ns"` // sum of its host-blocking calls
+	SyncCalls     int     `json:"sync_calls"`
+	SyncP50Ns     float64 `json:"sync_p50_ns"`
+	SyncP95Ns     float64 `json:"sync_p95_ns"`
+	SyncP99Ns     float64 `json:"sync_p99_ns"`
+	StormNs       int64   `json:"storm_ns"`
+	Episodes      int     `json:"episodes"`
+	GPUFaults     int64   `json:"gpu_faults"`
+	CPUFaults     int64   `json:"cpu_faults"`
+	NCCLKernels   int64   `json:"nccl_kernels"`
+	NCCLNs        int64   `json:"nccl_ns"` // GPU time in NCCL kernels: collective waits, not compute
+}
+
+// IsNCCLKernel reports whether a kernel is an NCCL collective
+// (ncclKernel_*, ncclDevKernel_*; demangled names may carry a namespace or
+// a return type).
+func IsNCCLKernel(name string) bool {
+	return strings.Contains(name, "ncclKernel") || strings.Contains(name, "ncclDevKernel")
+}
+
+// IsNCCLRange reports whether an NVTX range marks an NCCL collective
+// (PyTorch's "nccl:all_reduce", NCCL's own "ncclAllReduce").
+func IsNCCLRange(name string) bool {
+	return len(name) >= 4 && strings.EqualFold(name[:4], "nccl")
+}
+
+var rankPat = regexp.MustCompile(`(?i)(?:^|[^a-z_])rank[ _:=#-]*([0-9]+)`)
+
+// RankFromEnv returns the global rank named by launcher variables, or -1.
+func RankFromEnv(env map[string]string) (int, string) {
+	for _, k := range []string{"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID", "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_LOCAL_RANK", "SLURM_LOCALID"} {
+		if v, ok := env[k]; ok {
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {
+				return n, "env " + k
+			}
+		}
+	}
+	return -1, ""
+}
+
+func rankFromText(s string) int {
+	m := rankPat.FindStringSubmatch(s)
+	if m == nil {
+		return -1
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// devKey is one (pid, device) pair.
+type devKey struct{ pid, dev int64 }
+
+// devAcc accumulates one device's figures.
+type devAcc struct {
+	d    Device
+	pids map[int64]bool
+	mig  *migAgg
+	copy map[string]int64
+}
+
+// multiData is what the per-device pass read.
+type multiData struct {
+	devs      map[int64]*devAcc
+	pidDev    map[devKey]int64 // kernel time per (pid, device)
+	pidNCCL   map[int64][2]int64
+	faults    []devFault // GPU fault groups with their device, by start
+	haveScan  bool
+	memEvents []memEvent
+	failures  []failedAlloc
+}
+
+type devFault struct {
+	start, pid, dev, n int64
+}
+
+type memEvent struct {
+	t, pid, dev, bytes int64
+	addr               uint64
+	kind, op           int32
+}
+
+type failedAlloc struct {
+	t, pid int64
+	api    string
+}
+
+// scanTable reads cols of t (all of them when src cannot skip columns).
+func scanTable(src ingest.Source, t *ingest.Table, cols []string, fn func(arrow.RecordBatch)) error {
+	f := func(r arrow.RecordBatch) error { fn(r); return nil }
+	if cs, ok := src.(ingest.ColumnScanner); ok {
+		return cs.ScanColumns(t, cols, f)
+	}
+	return src.Scan(t, f)
+}
+
+// allocAPIs return cudaErrorMemoryAllocation (2) / CUDA_ERROR_OUT_OF_MEMORY (2) when out of memory.
+func isAllocAPI(name string) bool {
+	return strings.HasPrefix(name, "cudaMalloc") || strings.HasPrefix(name, "cuMemAlloc") || strings.HasPrefix(name, "cuMemCreate") ||
+		name == "cudaMallocAsync" || strings.HasPrefix(name, "cudaMemPoolCreate")
+}
+
+// readMulti scans what the per-device, per-process and memory figures need.
+// The kernel, memcpy and GPU-fault tables are read again only when the trace
+// can have more than one device or process (multi); memory-usage records and
+// failed allocations always.
+func readMulti(src ingest.Source, multi bool) (*multiData, error) {
+	md := &multiData{devs: map[int64]*devAcc{}, pidDev: map[devKey]int64{}, pidNCCL: map[int64][2]int64{}}
+	dev := func(id int64) *devAcc {
+		d := md.devs[id]
+		if d == nil {
+			d = &devAcc{d: Device{ID: id, PeakBytes: -1}, pids: map[int64]bool{}, mig: newMigAgg(), copy: map[string]int64{}}
+			md.devs[id] = d
+		}
+		return d
+	}
+	var errs []error
+	if multi {
+		md.haveScan = true
+		t := ingest.Kernel
+		errs = append(errs, scanTable(src, t, []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColName}, func(r arrow.RecordBatch) {
+			st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
+			pid, dv := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColDeviceID)
+			names := ingest.Str(r, t, ingest.ColName)
+			nccl := make([]bool, names.DictLen())
+			for k := range nccl {
+				nccl[k] = IsNCCLKernel(names.DictValue(k))
+			}
+			for i := 0; i < int(r.NumRows()); i++ {
+				d := dev(dv.Value(i))
+				p, dur := pid.Value(i), en.Value(i)-st.Value(i)
+				d.d.Kernels++
+				d.d.KernelNs += dur
+				d.pids[p] = true
+				md.pidDev[devKey{p, d.d.ID}] += dur
+				if k := names.Key(i); k >= 0 && nccl[k] {
+					d.d.NCCLKernels++
+					d.d.NCCLNs += dur
+					x := md.pidNCCL[p]
+					md.pidNCCL[p] = [2]int64{x[0] + 1, x[1] + dur}
+				}
+			}
+		}))
+		t2 := ingest.Memcpy
+		errs = append(errs, scanTable(src, t2, []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColBytes, ingest.ColCopyKind, ingest.ColMigCause}, func(r arrow.RecordBatch) {
+			st, en := ingest.I64(r, t2, ingest.ColStart), ingest.I64(r, t2, ingest.ColEnd)
+			pid, dv := ingest.I64(r, t2, ingest.ColPid), ingest.I64(r, t2, ingest.ColDeviceID)
+			by, ck, mc := ingest.I64(r, t2, ingest.ColBytes), ingest.I32(r, t2, ingest.ColCopyKind), ingest.I32(r, t2, ingest.ColMigCause)
+			for i := 0; i < int(r.NumRows()); i++ {
+				d := dev(dv.Value(i))
+				d.pids[pid.Value(i)] = true
+				kind, b := ck.Value(i), by.Value(i)
+				if kind == 8 || kind == 10 || kind == 13 {
+					d.d.PeerBytes += b
+				}
+				cause := int32(-1)
+				if !mc.IsNull(i) {
+					cause = mc.Value(i)
+				}
+				if kind >= 11 && kind <= 13 || cause >= 0 {
+					m := migration{start: st.Value(i), kind: int8(kind), cause: int8(cause)}
+					d.mig.addExact(m, b, en.Value(i)-st.Value(i))
+					switch {
+					case cause == 1:
+						d.d.PrefetchBytes += b
+					case demand(cause):
+						d.d.DemandBytes += b
+					}
+					continue
+				}
+				d.copy[copyKindName(kind)] += b
+			}
+		}))
+		t3 := ingest.GPUFault
+		errs = append(errs, scanTable(src, t3, []string{ingest.ColStart, ingest.ColPid, ingest.ColDeviceID, ingest.ColNumFaults}, func(r arrow.RecordBatch) {
+			st, pid := ingest.I64(r, t3, ingest.ColStart), ingest.I64(r, t3, ingest.ColPid)
+			dv, nf := ingest.I64(r, t3, ingest.ColDeviceID), ingest.I64(r, t3, ingest.ColNumFaults)
+			for i := 0; i < int(r.NumRows()); i++ {
+				d := dev(dv.Value(i))
+				d.pids[pid.Value(i)] = true
+				d.d.GPUFaultGroups++
+				d.d.GPUFaults += nf.Value(i)
+				md.faults = append(md.faults, devFault{st.Value(i), pid.Value(i), d.d.ID, nf.Value(i)})
+			}
+		}))
+	}
+	t4 := ingest.MemUsage
+	errs = append(errs, scanTable(src, t4, []string{ingest.ColStart, ingest.ColPid, ingest.ColDeviceID, ingest.ColAddress, ingest.ColBytes, ingest.ColMemKind, ingest.ColOperation}, func(r arrow.RecordBatch) {
+		st, pid := ingest.I64(r, t4, ingest.ColStart), ingest.I64(r, t4, ingest.ColPid)
+		addr := ingest.U64(r, t4, ingest.ColAddress)
+		dv, by := ingest.I64(r, t4, ingest.ColDeviceID), ingest.I64(r, t4, ingest.ColBytes)
+		kind, op := ingest.I32(r, t4, ingest.ColMemKind), ingest.I32(r, t4, ingest.ColOperation)
+		for i := 0; i < int(r.NumRows()); i++ {
+			md.memEvents = append(md.memEvents, memEvent{st.Value(i), pid.Value(i), dv.Value(i), by.Value(i), addr.Value(i), kind.Value(i), op.Value(i)})
+		}
+	}))
+	t5 := ingest.API
+	errs = append(errs, scanTable(src, t5, []string{ingest.ColStart, ingest.ColPid, ingest.ColName, ingest.ColReturnValue}, func(r arrow.RecordBatch) {
+		rv := ingest.I32(r, t5, ingest.ColReturnValue)
+		var names ingest.Strings
+		var alloc []bool
+		for i := 0; i < int(r.NumRows()); i++ {
+			if rv.Value(i) != 2 {
+				continue
+			}
+			if alloc == nil {
+				names = ingest.Str(r, t5, ingest.ColName)
+				alloc = make([]bool, names.DictLen())
+				for k := range alloc {
+					alloc[k] = isAllocAPI(names.DictValue(k))
+				}
+			}
+			if k := names.Key(i); k >= 0 && alloc[k] {
+				md.failures = append(md.failures, failedAlloc{ingest.I64(r, t5, ingest.ColStart).Value(i), ingest.I64(r, t5, ingest.ColPid).Value(i), strings.Clone(names.Value(i))})
+			}
+		}
+	}))
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(md.faults, func(x, y devFault) int {
+		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.pid, y.pid), cmp.Compare(x.dev, y.dev), cmp.Compare(x.n, y.n))
+	})
+	slices.SortFunc(md.memEvents, func(x, y memEvent) int {
+		// Frees before allocations at the same instant: the peak is not
+		// inflated by a buffer replaced in place.
+		return cmp.Or(cmp.Compare(x.t, y.t), cmp.Compare(y.op, x.op), cmp.Compare(x.pid, y.pid), cmp.Compare(x.dev, y.dev), cmp.Compare(x.addr, y.addr), cmp.Compare(x.bytes, y.bytes))
+	})
+	slices.SortFunc(md.failures, func(x, y failedAlloc) int {
+		return cmp.Or(cmp.Compare(x.t, y.t), cmp.Compare(x.pid, y.pid), cmp.Compare(x.api, y.api))
+	})
+	return md, nil
+}
+
+// readGPUs reads the GPU table (a few rows).
+func readGPUs(src ingest.Source) ([]ingest.GPUInfo, error) {
+	var out []ingest.GPUInfo
+	t := ingest.GPU
+	err := scanTable(src, t, []string{ingest.ColID, ingest.ColName, ingest.ColTotalMemory}, func(r arrow.RecordBatch) {
+		id, names, mem := ingest.I64(r, t, ingest.ColID), ingest.Str(r, t, ingest.ColName), ingest.I64(r, t, ingest.ColTotalMemory)
+		for i := 0; i < int(r.NumRows()); i++ {
+			out = append(out, ingest.GPUInfo{ID: id.Value(i), Name: strings.Clone(names.Value(i)), TotalMemory: mem.Value(i)})
+		}
+	})
+	slices.SortFunc(out, func(x, y ingest.GPUInfo) int { return cmp.Compare(x.ID, y.ID) })
+	// Some exports list a GPU once per process: keep one row per id.
+	out = slices.CompactFunc(out, func(x, y ingest.GPUInfo) bool { return x.ID == y.ID })
+	return out, err
+}
+
+// addExact adds one migration with bytes and duration that need not fit
+// the collector's 32-bit fields.
+func (g *migAgg) addExact(m migration, bytes, dur int64) {
+	k := [2]int32{int32(m.kind), int32(m.cause)}
+	x := g.m[k]
+	if x == nil {
+		x = &MigrationAgg{Direction: copyKindName(int32(m.kind)), Cause: causeName(int32(m.cause))}
+		g.m[k] = x
+	}
+	x.Count++
+	x.Bytes += bytes
+	x.TimeNs += dur
+}
+
+func copyKindName(k int32) string {
+	if n, ok := copyKindNames[k]; ok {
+		return n
+	}
+	return fmt.Sprintf("kind_%d", k)
+}
+
+// multiFigures fills Devices, Processes, the episodes' pid and device, and
+// Memory. It runs after the verdict (it needs the storm episodes).
+func (a *analysis) multiFigures() {
+	c := a.c
+	pids := map[int64]bool{}
+	for k := range c.threads {
+		pids[k.pid] = true
+	}
+	gpus, err := readGPUs(a.src)
+	if err != nil {
+		a.multiErr = err
+		return
+	}
+	a.gpus = gpus
+	multi := len(pids) > 1 || len(gpus) > 1
+	md, err := readMulti(a.src, multi)
+	if err != nil {
+		a.multiErr = err
+		return
+	}
+	a.memory(md)
+	if !multi {
+		return
+	}
+	// Per process: its host-blocking calls.
+	type pacc struct {
+		durs   []float64
+		total  int64
+		gf, cf int64
+	}
+	procs := map[int64]*pacc{}
+	get := func(p int64) *pacc {
+		x := procs[p]
+		if x == nil {
+			x = &pacc{}
+			procs[p] = x
+		}
+		return x
+	}
+	for p := range pids {
+		get(p)
+	}
+	for i := range c.calls {
+		cl := &c.calls[i]
+		x := get(cl.pid)
+		x.durs = append(x.durs, float64(cl.dur()))
+		x.total += cl.dur()
+	}
+	for _, f := range md.faults {
+		get(f.pid).gf += f.n
+	}
+	for _, f := range c.cfaults {
+		get(f.pid).cf++
+	}
+	for k := range md.pidDev {
+		get(k.pid)
+	}
+	// Each process's main device: most kernel time, then most faults.
+	mainDev := map[int64]int64{}
+	devsOf := map[int64][]int64{}
+	for k, ns := range md.pidDev {
+		devsOf[k.pid] = append(devsOf[k.pid], k.dev)
+		if cur, ok := mainDev[k.pid]; !ok || ns > md.pidDev[devKey{k.pid, cur}] || (ns == md.pidDev[devKey{k.pid, cur}] && k.dev < cur) {
+			mainDev[k.pid] = k.dev
+		}
+	}
+	for id, d := range md.devs {
+		for p := range d.pids {
+			if !slices.Contains(devsOf[p], id) {
+				devsOf[p] = append(devsOf[p], id)
+			}
+			if _, ok := mainDev[p]; !ok {
+				mainDev[p] = id
+			}
+		}
+	}
+	// Episodes: the pid with the most stalled time in the window, the
+	// device with the most GPU faults of that pid in it (else the pid's
+	// main device).
+	epPidDev := func(e *Episode) (int64, int64) {
+		stalled := map[int64]int64{}
+		for i := sort.Search(len(c.calls), func(i int) bool { return c.calls[i].start >= e.StartNs }); i < len(c.calls) && c.calls[i].start < e.EndNs; i++ {
+			if c.calls[i].stall {
+				stalled[c.calls[i].pid] += c.calls[i].dur()
+			}
+		}
+		best, bestNs := int64(-1), int64(-1)
+		for p, ns := range stalled {
+			if ns > bestNs || (ns == bestNs && p < best) {
+				best, bestNs = p, ns
+			}
+		}
+		faults := map[int64]int64{}
+		for i := sort.Search(len(md.faults), func(i int) bool { return md.faults[i].start >= e.StartNs }); i < len(md.faults) && md.faults[i].start < e.EndNs; i++ {
+			if md.faults[i].pid == best {
+				faults[md.faults[i].dev] += md.faults[i].n
+			}
+		}
+		dv, dn := int64(-1), int64(0)
+		for d, n := range faults {
+			if n > dn || (n == dn && d < dv) {
+				dv, dn = d, n
+			}
+		}
+		if dv < 0 {
+			if m, ok := mainDev[best]; ok {
+				dv = m
+			}
+		}
+		return best, dv
+	}
+	stormPid := map[int64][2]int64{} // ns, count
+	stormDev := map[int64]int64{}
+	for _, list := range []*[]Episode{&a.res.Episodes, &a.res.Isolated} {
+		for i := range *list {
+			e := &(*list)[i]
+			p, d := epPidDev(e)
+			e.Pid, e.Device = new(p), new(d)
+			if list == &a.res.Episodes {
+				x := stormPid[p]
+				stormPid[p] = [2]int64{x[0] + e.DurationNs, x[1] + 1}
+				stormDev[d] += e.DurationNs
+			}
+		}
+	}
+	// Devices: every listed GPU and every device with activity.
+	names := map[int64]string{}
+	for _, g := range a.gpus {
+		names[g.ID] = g.Name
+		if md.devs[g.ID] == nil {
+			md.devs[g.ID] = &devAcc{d: Device{ID: g.ID, PeakBytes: -1}, pids: map[int64]bool{}, mig: newMigAgg(), copy: map[string]int64{}}
+		}
+	}
+	peaks := map[int64]int64{}
+	if a.res.Memory != nil {
+		for _, m := range a.res.Memory.Devices {
+			peaks[m.Device] = m.PeakBytes
+		}
+	}
+	a.res.Devices = []Device{}
+	for id, acc := range md.devs {
+		d := acc.d
+		d.Name = names[id]
+		for p := range acc.pids {
+			d.Pids = append(d.Pids, p)
+		}
+		slices.Sort(d.Pids)
+		if d.Pids == nil {
+			d.Pids = []int64{}
+		}
+		d.Migrations = acc.mig.list()
+		for k, b := range acc.copy {
+			d.CopyBytes = append(d.CopyBytes, NameCount{Name: k, Count: b})
+		}
+		slices.SortFunc(d.CopyBytes, func(x, y NameCount) int { return cmp.Compare(x.Name, y.Name) })
+		if d.CopyBytes == nil {
+			d.CopyBytes = []NameCount{}
+		}
+		d.StormNs = stormDev[id]
+		if p, ok := peaks[id]; ok {
+			d.PeakBytes = p
+		}
+		a.res.Devices = append(a.res.Devices, d)
+	}
+	slices.SortFunc(a.res.Devices, func(x, y Device) int { return cmp.Compare(x.ID, y.ID) })
+	// Processes.
+	nvtxRank := map[int64]int{}
+	for _, r := range c.ranges {
+		if _, ok := nvtxRank[r.pid]; !ok {
+			if n := rankFromText(r.name); n >= 0 {
+				nvtxRank[r.pid] = n
+			}
+		}
+	}
+	envRank, envSrc := RankFromEnv(a.info.LaunchEnv)
+	a.res.Processes = []Process{}
+	for p, x := range procs {
+		pr := Process{Pid: p, Name: a.info.ProcessNames[p], Rank: -1, HostBlockedNs: x.total, SyncCalls: len(x.durs), GPUFaults: x.gf, CPUFaults: x.cf}
+		switch {
+		case envRank >= 0 && len(procs) == 1:
+			pr.Rank, pr.RankSource = envRank, envSrc
+		case nvtxRank[p] > 0 || hasKey(nvtxRank, p):
+			pr.Rank, pr.RankSource = nvtxRank[p], "nvtx"
+		case rankFromText(pr.Name) >= 0:
+			pr.Rank, pr.RankSource = rankFromText(pr.Name), "process name"
+		}
+		pr.Devices = slices.Clone(devsOf[p])
+		slices.Sort(pr.Devices)
+		if pr.Devices == nil {
+			pr.Devices = []int64{}
+		}
+		if len(x.durs) > 0 {
+			sortFloats(x.durs, nil)
+			pr.SyncP50Ns = round1(quantileF(x.durs, 0.5))
+			pr.SyncP95Ns = round1(quantileF(x.durs, 0.95))
+			pr.SyncP99Ns = round1(quantileF(x.durs, 0.99))
+		}
+		s := stormPid[p]
+		pr.StormNs, pr.Episodes = s[0], int(s[1])
+		n := md.pidNCCL[p]
+		pr.NCCLKernels, pr.NCCLNs = n[0], n[1]
+		a.res.Processes = append(a.res.Processes, pr)
+	}
+	slices.SortFunc(a.res.Processes, func(x, y Process) int { return cmp.Compare(x.Pid, y.Pid) })
+}
+
+func hasKey[K comparable, V any](m map[K]V, k K) bool { _, ok := m[k]; return ok }
