@@ -73,7 +73,7 @@ func (a *analysis) run() (*Result, error) {
 		{"episodes+stats", []func(){a.findEpisodes, a.stats}},
 		{"umSummary", []func(){a.umSummary}},
 		{"stepRows", []func(){a.stepRows}},
-		{"timeline", []func(){a.timeline}},
+		{"timeline+charts", []func(){a.timeline, a.charts}},
 		{"verdict", []func(){func() { a.verdict(); a.headline(); a.mitigations() }}},
 		{"devices", []func(){a.multiFigures}},
 		{"sanitizer", []func(){func() { a.res.Sanitizer = a.sanitizerReport(a.opts.Sanitizer); a.warnings() }}},

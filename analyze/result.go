@@ -32,6 +32,7 @@ type Result struct {
 	UnifiedMemory UM               `json:"unified_memory"`
 	Steps         Steps            `json:"steps"`
 	Timeline      Timeline         `json:"timeline"`
+	Charts        Charts           `json:"charts"` // charts.go
 	Mitigations   []Mitigation     `json:"mitigations"`
 	Sanitizer     *SanitizerReport `json:"sanitizer,omitempty"`
 	Devices       []Device         `json:"devices,omitempty"`   // per GPU; only when the trace has several processes or GPUs (devices.go)

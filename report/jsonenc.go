@@ -22,6 +22,12 @@ import (
 // It supports what analyze.Result uses: structs (with embedded structs and
 // omitempty), pointers, slices, string-keyed maps, strings, bools and
 // numbers.
+//
+// It is the one JSON encoder of umtrace: every JSON output (analyze,
+// diff, gate, batch, sanitizer) goes through EncodeJSON, and each
+// top-level document carries a schema_version (docs/json.md).
+func EncodeJSON(w io.Writer, v any) error { return encodeSorted(w, v) }
+
 func encodeSorted(w io.Writer, v any) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	e := &encoder{w: bw}

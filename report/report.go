@@ -4,7 +4,6 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -19,22 +18,16 @@ var Formats = []string{"text", "md", "json", "html"}
 // rendered into a buffer first, so w receives nothing on error; JSON is
 // streamed (it can be large), and fails only if w does.
 func Generate(w io.Writer, res *analyze.Result, format string) error {
-	var buf bytes.Buffer
 	switch format {
 	case "text", "":
-		writeText(&buf, res)
-	case "md", "markdown":
-		writeMarkdown(&buf, res)
+		return Render(w, SummaryDoc(res), "text")
+	case "md", "markdown", "html":
+		return Render(w, AnalyzeDoc(res), format)
 	case "json":
 		// Streamed straight to w: JSON for a long trace is large.
-		return encodeSorted(w, res)
-	case "html":
-		writeHTML(&buf, res)
-	default:
-		return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
+		return EncodeJSON(w, res)
 	}
-	_, err := w.Write(buf.Bytes())
-	return err
+	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
 }
 
 // ms formats ns as milliseconds with 3 decimals.
@@ -44,6 +37,9 @@ func msI(ns int64) string { return ms(float64(ns)) }
 
 // sec formats a trace time as seconds from the trace start.
 func sec(ns, start int64) string { return fmt.Sprintf("%.3f s", float64(ns-start)/1e9) }
+
+// secDur formats a duration as seconds with 3 decimals (no unit).
+func secDur(ns int64) string { return fmt.Sprintf("%.3f", float64(ns)/1e9) }
 
 func pct(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
 

@@ -28,13 +28,15 @@ func spark(vals []float64) (string, float64) {
 	return b.String(), mx
 }
 
-// writeTimeline draws the trace's time axis as sparklines, one character
+// sparkTimeline draws the trace's time axis as sparklines, one character
 // per bin, with each row's largest bin value at its end.
-func writeTimeline(b *bytes.Buffer, r *analyze.Result, indent string) {
+func sparkTimeline(r *analyze.Result) string {
 	tl := r.Timeline
 	if len(tl.Bins) == 0 {
-		return
+		return ""
 	}
+	b := &bytes.Buffer{}
+	indent := ""
 	n := len(tl.Bins)
 	rows := []struct {
 		name string
@@ -67,4 +69,5 @@ func writeTimeline(b *bytes.Buffer, r *analyze.Result, indent string) {
 	fmt.Fprintf(b, "%s%-13s %s\n", indent, "storm", storm.String())
 	end := fmt.Sprintf("%.3f s", float64(tl.BinNs)*float64(n)/1e9)
 	fmt.Fprintf(b, "%s%-13s 0 s%s%s\n", indent, "", strings.Repeat(" ", max(n-3-len(end), 1)), end)
+	return b.String()
 }

@@ -54,7 +54,7 @@ func golden(t *testing.T, path string, got []byte) {
 
 func TestAnalyzeGolden(t *testing.T) {
 	for _, name := range []string{"um_pingpong_default", "um_pingpong_prefetch", "um_pingpong_explicit", "torch_mlp_managed", "torch_mlp_device"} {
-		for _, format := range []string{"md", "json"} {
+		for _, format := range []string{"text", "md", "html", "json"} {
 			t.Run(name+"."+format, func(t *testing.T) {
 				path := tracePath(t, name)
 				var out, errb bytes.Buffer

@@ -1,0 +1,106 @@
+package analyze
+
+import (
+	"math"
+	"sort"
+)
+
+// HistBucketsPerDecade is the resolution of Charts.SyncHistograms: bucket
+// b holds durations d (ns) with floor(HistBucketsPerDecade·log10(d)) == b,
+// i.e. [10^(b/10), 10^((b+1)/10)) ns.
+const HistBucketsPerDecade = 10
+
+// LatencyHist is a log-bucketed histogram of one host-blocking API's call
+// durations: Counts[i] is bucket FirstBucket+i.
+type LatencyHist struct {
+	Name        string  `json:"name"`
+	FirstBucket int     `json:"first_bucket"`
+	Counts      []int64 `json:"counts"`
+}
+
+// BucketLo is the lower edge (ns) of bucket b.
+func BucketLo(b int) float64 { return math.Pow(10, float64(b)/HistBucketsPerDecade) }
+
+// bucketOf is the bucket of a duration in ns (durations below 1 ns count
+// as 1 ns).
+func bucketOf(d int64) int {
+	return int(math.Floor(HistBucketsPerDecade * math.Log10(float64(max(d, 1)))))
+}
+
+// Charts holds what the report's charts draw beyond the tables: the
+// distribution of each host-blocking API's latencies and each step's UM
+// stall time.
+type Charts struct {
+	SyncHistograms []LatencyHist `json:"sync_histograms"` // in SyncAPIs order
+	// StepStallNs[i] is the time of step Steps.Rows[i] spent in UM-stalled
+	// host-blocking calls (their union, clipped to the step): part of its
+	// blocked_ns.
+	StepStallNs []int64 `json:"step_stall_ns"`
+}
+
+// charts fills Result.Charts from the host-blocking calls (after
+// markStalls and stepRows).
+func (a *analysis) charts() {
+	c := a.c
+	ch := &a.res.Charts
+	ch.SyncHistograms = []LatencyHist{}
+	ch.StepStallNs = make([]int64, len(a.steps))
+	byAPI := map[string]map[int]int64{}
+	for i := range c.calls {
+		cl := &c.calls[i]
+		name := c.apiNames.names[cl.api]
+		m := byAPI[name]
+		if m == nil {
+			m = map[int]int64{}
+			byAPI[name] = m
+		}
+		m[bucketOf(cl.dur())]++
+	}
+	for _, s := range a.res.SyncAPIs {
+		m := byAPI[s.Name]
+		h := LatencyHist{Name: s.Name, Counts: []int64{}}
+		if len(m) > 0 {
+			keys := make([]int, 0, len(m))
+			for k := range m {
+				keys = append(keys, k)
+			}
+			sort.Ints(keys)
+			h.FirstBucket = keys[0]
+			h.Counts = make([]int64, keys[len(keys)-1]-keys[0]+1)
+			for k, n := range m {
+				h.Counts[k-keys[0]] = n
+			}
+		}
+		ch.SyncHistograms = append(ch.SyncHistograms, h)
+	}
+	for i, s := range a.steps {
+		var cur span
+		have := false
+		var total int64
+		for j := sort.Search(len(c.calls), func(j int) bool { return c.calls[j].end > s.start }); j < len(c.calls); j++ {
+			cl := &c.calls[j]
+			if cl.start >= s.end {
+				break
+			}
+			if cl.pid != s.pid || !cl.stall {
+				continue
+			}
+			lo, hi := max(cl.start, s.start), min(cl.end, s.end)
+			if hi <= lo {
+				continue
+			}
+			if have && lo <= cur.hi {
+				cur.hi = max(cur.hi, hi)
+				continue
+			}
+			if have {
+				total += cur.hi - cur.lo
+			}
+			cur, have = span{lo, hi}, true
+		}
+		if have {
+			total += cur.hi - cur.lo
+		}
+		ch.StepStallNs[i] = total
+	}
+}
