@@ -52,6 +52,46 @@ type analysis struct {
 	work       map[streamKey][]gpuWork // all GPU work per stream, sorted by end
 	calmKernel map[int32]float64       // median kernel time outside storm episodes
 	maxWork    map[streamKey]int64     // longest GPU work per stream
+	stepErr    error                   // Options.StepRange names no repeated range
+}
+
+// StepRangeError is Analyze's error when Options.StepRange matches fewer
+// than two NVTX ranges: the analysis would silently lose its steps.
+type StepRangeError struct {
+	Range   string
+	Matched int      // ranges it matched
+	Names   []string // the trace's range names (digit runs as N) with counts, most frequent first
+}
+
+func (e *StepRangeError) Error() string {
+	if len(e.Names) == 0 {
+		return fmt.Sprintf("--step-range %q: the trace has no NVTX ranges", e.Range)
+	}
+	return fmt.Sprintf("--step-range %q matches %d NVTX ranges (a step range needs 2 or more); the trace has: %s",
+		e.Range, e.Matched, strings.Join(e.Names, ", "))
+}
+
+// rangeNames lists the distinct range names (digit runs as N) with their
+// counts, most frequent first, at most 12.
+func rangeNames(rs []nvtxRange) []string {
+	count := map[string]int{}
+	for _, r := range rs {
+		count[digits.ReplaceAllString(r.name, "N")]++
+	}
+	keys := make([]string, 0, len(count))
+	for k := range count {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(x, y string) int { return cmp.Or(cmp.Compare(count[y], count[x]), cmp.Compare(x, y)) })
+	var out []string
+	for i, k := range keys {
+		if i == 12 {
+			out = append(out, fmt.Sprintf("and %d more", len(keys)-i))
+			break
+		}
+		out = append(out, fmt.Sprintf("%q (%d)", k, count[k]))
+	}
+	return out
 }
 
 func (a *analysis) run() (*Result, error) {
@@ -81,6 +121,9 @@ func (a *analysis) run() (*Result, error) {
 		done := phase(p.name)
 		parallel(p.fns...)
 		done()
+		if a.stepErr != nil {
+			return nil, a.stepErr
+		}
 	}
 	if a.multiErr != nil {
 		return nil, a.multiErr
@@ -283,6 +326,9 @@ func (a *analysis) findSteps() {
 	rs := a.c.ranges
 	if len(rs) == 0 {
 		st.Source = "no NVTX ranges in the trace"
+		if a.opts.StepRange != "" {
+			a.stepErr = &StepRangeError{Range: a.opts.StepRange}
+		}
 		return
 	}
 	groups := map[string][]nvtxRange{}
@@ -324,6 +370,7 @@ func (a *analysis) findSteps() {
 	if len(cands) == 0 {
 		if a.opts.StepRange != "" {
 			st.Source = fmt.Sprintf("--step-range %q matched fewer than 2 NVTX ranges", a.opts.StepRange)
+			a.stepErr = &StepRangeError{Range: a.opts.StepRange, Matched: len(groups[a.opts.StepRange]), Names: rangeNames(rs)}
 		} else {
 			st.Source = "no NVTX range repeats without overlapping"
 		}

@@ -19,8 +19,13 @@ func AnalyzeTrace(path string) (*Analysis, *analyze.Result, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("analyze %s: %w", path, err)
 	}
+	return AnalysisOf(res), res, nil
+}
+
+// AnalysisOf condenses an analysis into a validation row's numbers.
+func AnalysisOf(res *analyze.Result) *Analysis {
 	h := res.Headline
-	a := &Analysis{
+	return &Analysis{
 		StepP50Ms:  h.StepP50Ns / 1e6,
 		SyncShare:  h.BlockedShare,
 		UMFaults:   h.GPUFaults + h.CPUFaults,
@@ -28,5 +33,4 @@ func AnalyzeTrace(path string) (*Analysis, *analyze.Result, error) {
 		Verdict:    res.Verdict,
 		Storm:      res.Verdict == analyze.VerdictStorm,
 	}
-	return a, res, nil
 }

@@ -83,7 +83,10 @@ func (t *Thresholds) Set(key, value string) error {
 		return fmt.Errorf("unknown threshold %q (want one of %s)", key, strings.Join(Keys, ", "))
 	}
 	if err == nil && f < 0 {
-		err = fmt.Errorf("negative")
+		err = fmt.Errorf("negative: want a value ≥ 0, or off")
+	}
+	if err == nil && f > 1 && strings.ReplaceAll(key, "_", "-") == "max-storm-share" {
+		err = fmt.Errorf("out of range: want 0..100%% (0..1), or off")
 	}
 	if err != nil {
 		return fmt.Errorf("threshold %s=%q: %v", key, value, err)

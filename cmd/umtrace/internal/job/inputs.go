@@ -1,4 +1,6 @@
-// Package batch analyzes many traces: it expands inputs, splits them into
+// Package job opens and analyzes traces for every umtrace command (Opener:
+// SQLite exports and .nsys-rep files, errors with their exit codes) and
+// runs batches: it expands inputs, splits them into
 // shards, names each trace, skips traces a previous run already analyzed
 // (same content hash and umtrace version), runs analyses concurrently and
 // writes a summary sorted by severity as Markdown, CSV and Parquet.
@@ -19,8 +21,21 @@ import (
 	"github.com/umtrace/umtrace/report"
 )
 
-// TraceExt is the extension a directory walk collects.
+// TraceExt is the extension of SQLite exports; a directory walk collects
+// them and report files (ReportExts).
 const TraceExt = ".sqlite"
+
+// isTraceFile reports whether a directory walk collects path.
+func isTraceFile(path string) bool {
+	return strings.EqualFold(filepath.Ext(path), TraceExt) || IsReport(path)
+}
+
+// hasExport reports whether the report file path has a SQLite export
+// beside it (run.nsys-rep and run.sqlite): the walk takes the export only.
+func hasExport(path string) bool {
+	st, err := os.Stat(strings.TrimSuffix(path, filepath.Ext(path)) + TraceExt)
+	return err == nil && st.Mode().IsRegular()
+}
 
 // Failure is an input that could not be analyzed, with the reason.
 type Failure struct {
@@ -30,7 +45,9 @@ type Failure struct {
 }
 
 // Expand turns arguments into a sorted, de-duplicated list of files. A
-// directory contributes every *.sqlite file below it (recursively); an
+// directory contributes every *.sqlite, *.nsys-rep and *.qdrep file below
+// it (recursively; a report file only when no .sqlite of the same name
+// is beside it); an
 // argument with glob metacharacters contributes its matches (directories
 // among them are walked); any other argument is taken as a file as is, so
 // a bad file is reported when it is analyzed. Arguments that name nothing
@@ -51,7 +68,7 @@ func Expand(args []string) ([]string, []Failure) {
 			if err != nil {
 				return err
 			}
-			if !d.IsDir() && strings.EqualFold(filepath.Ext(p), TraceExt) {
+			if !d.IsDir() && isTraceFile(p) && !(IsReport(p) && hasExport(p)) {
 				add(p)
 			}
 			return nil
@@ -83,7 +100,7 @@ func Expand(args []string) ([]string, []Failure) {
 				if err := walk(m); err != nil {
 					fails = append(fails, Failure{Trace: m, Path: m, Reason: oneLine(err.Error())})
 				} else if len(out) == before {
-					fails = append(fails, Failure{Trace: m, Path: m, Reason: fmt.Sprintf("%s: no %s files in directory", m, TraceExt)})
+					fails = append(fails, Failure{Trace: m, Path: m, Reason: fmt.Sprintf("%s: no trace files (%s, %s) in directory", m, TraceExt, strings.Join(ReportExts, ", "))})
 				}
 			default:
 				add(m)

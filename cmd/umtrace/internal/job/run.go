@@ -15,7 +15,6 @@ import (
 	"sync"
 
 	"github.com/umtrace/umtrace/analyze"
-	"github.com/umtrace/umtrace/ingest/nsys"
 	"github.com/umtrace/umtrace/report"
 )
 
@@ -43,6 +42,7 @@ type Options struct {
 	Force   bool   // re-analyze even when the cache matches
 	Version string // umtrace version: part of the cache key
 	Analyze analyze.Options
+	Open    Opener // how traces (and .nsys-rep files) are opened
 	// Reports are written per trace as traces/<id><Ext>. Default: JSONReport.
 	Reports []Report
 	// Progress, when set, is called once per finished input, in
@@ -176,15 +176,12 @@ func one(path, id, dir string, opts Options) (report.SummaryRow, string, error) 
 	if err := os.Remove(cachePath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return report.SummaryRow{}, "", fmt.Errorf("remove stale cache record: %w", err)
 	}
-	r, err := nsys.Open(path, nsys.Options{})
+	t, err := opts.Open.Analyze(path, opts.Analyze)
 	if err != nil {
 		return fail(err)
 	}
-	res, err := analyze.Analyze(r, opts.Analyze)
-	r.Close()
-	if err != nil {
-		return fail(fmt.Errorf("%s: %w", path, err))
-	}
+	t.Close()
+	res := t.Result
 	row := report.SummaryRowFromResult(id, filepath.Base(path), sha, opts.Version, res)
 	rec := cacheRecord{SHA256: sha, UmtraceVersion: opts.Version, OptionsSHA256: optionsKey(opts), Row: row}
 	for _, rep := range opts.Reports {

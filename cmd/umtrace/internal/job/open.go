@@ -1,0 +1,109 @@
+package job
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/umtrace/umtrace/analyze"
+	"github.com/umtrace/umtrace/ingest/nsys"
+)
+
+// Exit codes of umtrace (README.md documents them; keep them in sync).
+const (
+	ExitOK       = 0 // success
+	ExitFail     = 1 // a check failed: gate thresholds, --fail-on-storm, reproduce --validate mismatch
+	ExitUsage    = 2 // bad flags, arguments or option values
+	ExitBadInput = 3 // an input is missing, unreadable, not a trace/log, or corrupt (batch: at least one input failed)
+	ExitInternal = 4 // an output could not be written, or an internal error
+)
+
+// Error is an error with the exit code it maps to.
+type Error struct {
+	Code int
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// WithCode gives err an exit code (nil stays nil; an err that has a code
+// keeps it).
+func WithCode(code int, err error) error {
+	var e *Error
+	if err == nil || errors.As(err, &e) {
+		return err
+	}
+	return &Error{code, err}
+}
+
+// Code is the exit code of err: 0 for nil, the code of an *Error in its
+// chain, else ExitInternal.
+func Code(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ExitInternal
+}
+
+// Trace is one opened and analyzed trace. Close it when done.
+type Trace struct {
+	Path   string // as given: the .sqlite, .nsys-rep or .qdrep file
+	SQLite string // the SQLite export read: Path, or the cached export of a report file
+	Reader *nsys.Reader
+	Result *analyze.Result
+}
+
+// Close closes the reader.
+func (t *Trace) Close() error { return t.Reader.Close() }
+
+// Opener opens traces: SQLite exports directly, Nsight Systems report files
+// (.nsys-rep, .qdrep) through a cached `nsys export` (see Export).
+type Opener struct {
+	// Nsys is the nsys binary; "" means $UMTRACE_NSYS, then nsys on PATH,
+	// then the standard install locations.
+	Nsys string
+	// CacheDir holds exports of report files; "" means $UMTRACE_CACHE_DIR,
+	// else os.UserCacheDir()/umtrace/nsys-export.
+	CacheDir string
+}
+
+// Analyze opens path and analyzes it: the one place where umtrace turns a
+// file name into an analysis. Every error names the file and carries its
+// exit code: ExitBadInput for a file that is missing, unreadable, not a
+// trace, corrupt or without CUDA activity, ExitUsage for an option the
+// trace cannot satisfy (a --step-range it lacks).
+func (o Opener) Analyze(path string, opts analyze.Options) (*Trace, error) {
+	db, err := o.SQLite(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := nsys.Open(db, nsys.Options{})
+	if err != nil {
+		return nil, &Error{ExitBadInput, named(path, err)}
+	}
+	res, err := analyze.Analyze(r, opts)
+	if err != nil {
+		r.Close()
+		var sr *analyze.StepRangeError
+		if errors.As(err, &sr) {
+			return nil, &Error{ExitUsage, named(path, err)}
+		}
+		// ingest.ErrNoCUDA, nsys.ErrCorrupt and read errors alike.
+		return nil, &Error{ExitBadInput, named(path, err)}
+	}
+	return &Trace{Path: path, SQLite: db, Reader: r, Result: res}, nil
+}
+
+// named prefixes err with path unless its message already names it.
+func named(path string, err error) error {
+	if strings.Contains(err.Error(), path) || strings.Contains(err.Error(), filepath.Base(path)) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
