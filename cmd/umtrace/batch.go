@@ -16,13 +16,21 @@ import (
 func init() {
 	register(command{
 		name:    "batch",
-		summary: "analyze many traces concurrently; per-trace reports and a summary sorted by severity",
-		usage:   batchUsage,
-		run:     cmdBatch,
+		summary: "analyze many traces concurrently; per-trace reports and a summary by severity",
+		usage:   "DIR|GLOB|TRACE... [flags]",
+		about: "Directories are searched for *.sqlite, *.nsys-rep and *.qdrep (a report beside a " +
+			".sqlite of the same name is skipped). Writes OUT-DIR/traces/<id>.{md,json} and " +
+			"OUT-DIR/summary.{md,csv,parquet}, and the summary to stdout (or -o). Traces whose " +
+			"content, umtrace version and options match a previous run are not analyzed again. " +
+			"Exit 3 when any input failed (listed in the summary).",
+		examples: []string{
+			"umtrace batch /data/nsys-traces --out-dir triage --jobs 4",
+			"umtrace batch 'runs/*.nsys-rep' --out-dir triage -o triage.csv",
+			"umtrace batch /data/nsys-traces --out-dir triage --shard $SLURM_ARRAY_TASK_ID/8",
+		},
+		run: cmdBatch,
 	})
 }
-
-const batchUsage = "DIR|GLOB|TRACE... [--out DIR] [--jobs N] [--shard I/N] [--force] [flags]"
 
 // isTerminal reports whether w is a character device (a terminal).
 func isTerminal(w io.Writer) bool {
@@ -65,24 +73,34 @@ func summaryBase(sh job.Shard) string {
 }
 
 func cmdBatch(stdout, stderr io.Writer, args []string) error {
-	fs := newFlags("batch", stderr, batchUsage)
-	out := fs.StringP("out", "o", "umtrace-batch", "output directory: traces/<id>.{md,json} per trace, summary.{md,csv,parquet}")
+	fs := newFlags("batch", stdout, stderr)
+	out := outputFlags(fs, "summary", "md", "md", "csv")
+	outDir := outDirFlag(fs, "umtrace-batch", "output `DIR`: traces/<id>.{md,json} per trace, summary.{md,csv,parquet}")
 	jobs := fs.IntP("jobs", "j", job.DefaultJobs(), "traces analyzed at once (memory grows with it)")
 	shardFlag := fs.String("shard", "", "analyze only part I of N of the sorted inputs (index % N == I-1), e.g. for a Slurm array")
 	force := fs.Bool("force", false, "re-analyze traces even when a previous run's results match their content hash and umtrace version")
 	quiet := fs.BoolP("quiet", "q", false, "no progress on stderr")
-	opts := analyze.DefaultOptions()
-	fs.StringVar(&opts.StepRange, "step-range", "", "NVTX range name that marks one training step (default: detect)")
-	setTh := thresholdFlags(fs, &opts.Thresholds)
+	af := addAnalysisFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	setTh()
 	if fs.NArg() == 0 {
-		return usageErr("want at least one directory, glob or trace (usage: umtrace batch %s)", batchUsage)
+		return usageErr("want at least one directory, glob or trace (usage: umtrace batch DIR|GLOB|TRACE...)")
 	}
 	if *jobs < 1 {
-		return usageErr("--jobs must be at least 1, got %d", *jobs)
+		return usageErr("--jobs %d is out of range: want an integer ≥ 1", *jobs)
+	}
+	dir, err := outDir()
+	if err != nil {
+		return err
+	}
+	format, err := out.resolve()
+	if err != nil {
+		return err
+	}
+	opts, err := af.options()
+	if err != nil {
+		return err
 	}
 	sh, err := parseShardFlag(*shardFlag)
 	if err != nil {
@@ -121,7 +139,7 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 		}
 	}
 	sum, err := job.Run(paths, ids, job.Options{
-		Out: *out, Jobs: *jobs, Force: *force, Version: Version, Analyze: opts,
+		Out: dir, Jobs: *jobs, Force: *force, Version: Version, Analyze: opts, Open: af.opener(),
 		Reports: reportsFor(), Progress: progress,
 	})
 	if err != nil {
@@ -133,7 +151,7 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 	}
 	report.SortSummaryRows(rows)
 
-	base := filepath.Join(*out, summaryBase(sh))
+	base := filepath.Join(dir, summaryBase(sh))
 	title := "umtrace batch summary"
 	if !sh.All() {
 		title += " (shard " + sh.String() + ")"
@@ -157,8 +175,12 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 	if !*quiet {
 		fmt.Fprintf(stderr, "batch: %d analyzed, %d cached, %d failed; summary in %s.{md,csv,parquet}\n", sum.Analyzed, sum.Cached, nFailed, base)
 	}
-	if _, err := stdout.Write(md.Bytes()); err != nil {
-		return internal(err)
+	summaryOut := md.Bytes()
+	if format == "csv" {
+		summaryOut = csvBuf.Bytes()
+	}
+	if err := out.write(stdout, summaryOut); err != nil {
+		return err
 	}
 	if nFailed > 0 {
 		return badInput(fmt.Errorf("%d of %d inputs failed (listed in %s.md)", nFailed, len(paths)+len(missing), base))

@@ -72,7 +72,7 @@ func TestBatchContinuesPastBadFilesAndCaches(t *testing.T) {
 	archBadInputs(t, traces, in)
 	archLink(t, traces, in, "um_pingpong_default", "um_pingpong_prefetch", "torch_mlp_device")
 
-	code, stdout, stderr := archRun("batch", in, "--out", out, "-j", "2")
+	code, stdout, stderr := archRun("batch", in, "--out-dir", out, "-j", "2")
 	if code != exitBadInput {
 		t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitBadInput, stderr)
 	}
@@ -112,7 +112,7 @@ func TestBatchContinuesPastBadFilesAndCaches(t *testing.T) {
 	}
 
 	// Second run: every good trace comes from the cache; same summary.
-	code, stdout2, stderr := archRun("batch", in, "--out", out)
+	code, stdout2, stderr := archRun("batch", in, "--out-dir", out)
 	if code != exitBadInput || stdout2 != stdout {
 		t.Errorf("rerun: exit %d, summary changed: %v", code, stdout2 != stdout)
 	}
@@ -120,7 +120,7 @@ func TestBatchContinuesPastBadFilesAndCaches(t *testing.T) {
 		t.Errorf("rerun stderr: %s", stderr)
 	}
 	// --force redoes them.
-	_, stdout3, stderr := archRun("batch", in, "--out", out, "--force")
+	_, stdout3, stderr := archRun("batch", in, "--out-dir", out, "--force")
 	if !strings.Contains(stderr, "3 analyzed, 0 cached, 3 failed") || stdout3 != stdout {
 		t.Errorf("--force stderr: %s", stderr)
 	}
@@ -128,7 +128,7 @@ func TestBatchContinuesPastBadFilesAndCaches(t *testing.T) {
 	os.Remove(filepath.Join(in, "torch_mlp_device.sqlite"))
 	archLink(t, traces, in, "um_pingpong_explicit")
 	os.Rename(filepath.Join(in, "um_pingpong_explicit.sqlite"), filepath.Join(in, "torch_mlp_device.sqlite"))
-	_, _, stderr = archRun("batch", in, "--out", out)
+	_, _, stderr = archRun("batch", in, "--out-dir", out)
 	if !strings.Contains(stderr, "1 analyzed, 2 cached, 3 failed") {
 		t.Errorf("changed content stderr: %s", stderr)
 	}
@@ -137,7 +137,7 @@ func TestBatchContinuesPastBadFilesAndCaches(t *testing.T) {
 func TestBatchAllGoodExitsZero(t *testing.T) {
 	traces := archTraces(t)
 	out := t.TempDir()
-	code, _, stderr := archRun("batch", filepath.Join(traces, "um_pingpong_*.sqlite"), "--out", out, "-q")
+	code, _, stderr := archRun("batch", filepath.Join(traces, "um_pingpong_*.sqlite"), "--out-dir", out, "-q")
 	if code != exitOK || stderr != "" {
 		t.Fatalf("exit %d stderr %q", code, stderr)
 	}
@@ -151,7 +151,7 @@ func TestBatchShards(t *testing.T) {
 	out := t.TempDir()
 	seen := map[string]int{}
 	for _, sh := range []string{"1/2", "2/2"} {
-		code, _, stderr := archRun("batch", traces, "--out", out, "--shard", sh, "-q")
+		code, _, stderr := archRun("batch", traces, "--out-dir", out, "--shard", sh, "-q")
 		if code != exitOK {
 			t.Fatalf("shard %s: exit %d: %s", sh, code, stderr)
 		}
@@ -169,7 +169,7 @@ func TestBatchShards(t *testing.T) {
 		}
 	}
 	// A merge run over the same output finds everything cached.
-	code, _, stderr := archRun("batch", traces, "--out", out)
+	code, _, stderr := archRun("batch", traces, "--out-dir", out)
 	if code != exitOK || !strings.Contains(stderr, "0 analyzed, 5 cached") {
 		t.Errorf("merge run: exit %d: %s", code, stderr)
 	}

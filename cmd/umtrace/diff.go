@@ -2,76 +2,73 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/analyze/compare"
 	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
-	"github.com/umtrace/umtrace/ingest"
-	"github.com/umtrace/umtrace/ingest/nsys"
 )
 
 func init() {
 	register(command{
 		name:    "diff",
-		summary: "compare two traces (before/after a fix) with significance tests; markdown or JSON",
-		usage:   "BEFORE.sqlite AFTER.sqlite [--format md|json] [-o FILE]",
-		run:     cmdDiff,
+		summary: "compare two traces (before/after a fix) with significance tests",
+		usage:   "BEFORE AFTER [flags]",
+		about: "Step time, per-API sync P50/P95/P99, blocked share, faults, migrated bytes and storm " +
+			"time: before, after, change and whether the change is significant (Mann-Whitney U, " +
+			"alpha 0.05). BEFORE and AFTER are SQLite exports or .nsys-rep/.qdrep reports.",
+		examples: []string{
+			"umtrace diff before.sqlite after.sqlite",
+			"umtrace diff before.sqlite after.sqlite -o diff.json   # JSON (format from the extension)",
+		},
+		run: cmdDiff,
 	})
 }
 
 // diffSide analyzes one trace and collects its per-call sync samples.
-func diffSide(path string, opts analyze.Options) (compare.Side, error) {
-	r, err := nsys.Open(path, nsys.Options{})
+func diffSide(o job.Opener, path string, opts analyze.Options) (compare.Side, error) {
+	t, err := o.Analyze(path, opts)
 	if err != nil {
-		return compare.Side{}, badInput(err)
+		return compare.Side{}, err
 	}
-	defer r.Close()
-	res, err := analyze.Analyze(r, opts)
-	if err != nil {
-		if errors.Is(err, ingest.ErrNoCUDA) || errors.Is(err, nsys.ErrCorrupt) {
-			return compare.Side{}, badInput(err)
-		}
-		return compare.Side{}, badInput(fmt.Errorf("%s: %w", path, err))
-	}
-	s, err := analyze.SyncSamples(r)
+	defer t.Close()
+	s, err := analyze.SyncSamples(t.Reader)
 	if err != nil {
 		return compare.Side{}, badInput(fmt.Errorf("%s: %w", path, err))
 	}
-	return compare.Side{Result: res, Sync: s}, nil
+	return compare.Side{Result: t.Result, Sync: s}, nil
 }
 
 func cmdDiff(stdout, stderr io.Writer, args []string) error {
-	const usage = "BEFORE.sqlite AFTER.sqlite [--format md|json] [-o FILE]"
-	fs := newFlags("diff", stderr, usage)
-	format := fs.StringP("format", "f", "md", "output format: md or json")
-	out := fs.StringP("output", "o", "", "write to FILE instead of stdout")
-	opts := analyze.DefaultOptions()
-	fs.StringVar(&opts.StepRange, "step-range", "", "NVTX range name that marks one training step (default: detect)")
-	setTh := thresholdFlags(fs, &opts.Thresholds)
+	fs := newFlags("diff", stdout, stderr)
+	out := outputFlags(fs, "comparison", "md", "md", "json")
+	af := addAnalysisFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	setTh()
 	if fs.NArg() != 2 {
-		return usageErr("want two traces, BEFORE and AFTER, got %d (usage: umtrace diff %s)", fs.NArg(), usage)
+		return usageErr("want two traces, BEFORE and AFTER, got %d (usage: umtrace diff BEFORE AFTER)", fs.NArg())
 	}
-	if *format != "md" && *format != "json" {
-		return usageErr("unknown --format %q (want md or json)", *format)
-	}
-	before, err := diffSide(fs.Arg(0), opts)
+	format, err := out.resolve(fs.Args()...)
 	if err != nil {
 		return err
 	}
-	after, err := diffSide(fs.Arg(1), opts)
+	opts, err := af.options()
+	if err != nil {
+		return err
+	}
+	before, err := diffSide(af.opener(), fs.Arg(0), opts)
+	if err != nil {
+		return err
+	}
+	after, err := diffSide(af.opener(), fs.Arg(1), opts)
 	if err != nil {
 		return err
 	}
 	d := compare.Compare(before, after)
 	var buf bytes.Buffer
-	if *format == "json" {
+	if format == "json" {
 		err = d.WriteJSON(&buf)
 	} else {
 		err = d.WriteMarkdown(&buf)
@@ -79,14 +76,5 @@ func cmdDiff(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return internal(err)
 	}
-	if *out != "" {
-		if err := job.WriteFileAtomic(*out, buf.Bytes()); err != nil {
-			return internal(err)
-		}
-		return nil
-	}
-	if _, err := stdout.Write(buf.Bytes()); err != nil {
-		return internal(err)
-	}
-	return nil
+	return out.write(stdout, buf.Bytes())
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -10,8 +9,6 @@ import (
 
 	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
-	"github.com/umtrace/umtrace/ingest"
-	"github.com/umtrace/umtrace/ingest/nsys"
 	"github.com/umtrace/umtrace/report"
 	"github.com/umtrace/umtrace/report/export"
 )
@@ -19,50 +16,56 @@ import (
 func init() {
 	register(command{
 		name:    "export",
-		summary: "write traces' tables as Parquet or Arrow IPC, one Hive partition per trace (DIR/<table>/trace_id=<id>/)",
-		usage:   exportUsage,
-		run:     cmdExport,
+		summary: "write traces' tables as Parquet or Arrow IPC, one Hive partition per trace",
+		usage:   "TRACE|DIR|GLOB... --out-dir DIR [flags]",
+		about: "Every Arrow table (api, kernel, memcpy, memset, sync, gpu_fault, cpu_fault, nvtx, " +
+			"mem_usage, thread, gpu) and a per-trace summary, as DIR/<table>/trace_id=<id>/part-0.parquet " +
+			"(or .arrow). Schema: docs/export.md.",
+		examples: []string{
+			"umtrace export runs/*.sqlite --out-dir dataset",
+			"umtrace export runs --out-dir dataset -f arrow --shard 1/4",
+		},
+		run: cmdExport,
 	})
 }
 
-const exportUsage = "TRACE|DIR|GLOB... --out DIR [--format parquet|arrow] [--shard I/N]"
-
 // exportOne exports one trace; errors are bad input unless writing failed.
-func exportOne(path, id, out, format, sha string, opts analyze.Options) (outErr, inErr error) {
-	r, err := nsys.Open(path, nsys.Options{})
+func exportOne(o job.Opener, path, id, out, format, sha string, opts analyze.Options) (outErr, inErr error) {
+	t, err := o.Analyze(path, opts)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	res, err := analyze.Analyze(r, opts)
-	if err != nil {
-		if errors.Is(err, ingest.ErrNoCUDA) || errors.Is(err, nsys.ErrCorrupt) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	row := report.SummaryRowFromResult(id, filepath.Base(path), sha, Version, res)
-	if err := export.Trace(r, out, id, format, row); err != nil {
+	defer t.Close()
+	row := report.SummaryRowFromResult(id, filepath.Base(path), sha, Version, t.Result)
+	if err := export.Trace(t.Reader, out, id, format, row); err != nil {
 		return err, nil
 	}
 	return nil, nil
 }
 
 func cmdExport(stdout, stderr io.Writer, args []string) error {
-	fs := newFlags("export", stderr, exportUsage)
+	fs := newFlags("export", stdout, stderr)
 	format := fs.StringP("format", "f", "parquet", "file format: parquet or arrow (Arrow IPC file)")
-	out := fs.StringP("out", "o", "", "dataset directory (required); see docs/export.md")
+	outDir := outDirFlag(fs, "", "dataset `DIR` (required); see docs/export.md")
 	shardFlag := fs.String("shard", "", "export only part I of N of the sorted inputs (index % N == I-1)")
 	quiet := fs.BoolP("quiet", "q", false, "no progress lines on stderr")
-	opts := analyze.DefaultOptions()
+	af := addAnalysisFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
-		return usageErr("want at least one trace, directory or glob (usage: umtrace export %s)", exportUsage)
+		return usageErr("want at least one trace, directory or glob (usage: umtrace export TRACE|DIR|GLOB... --out-dir DIR)")
 	}
-	if *out == "" {
-		return usageErr("--out DIR is required")
+	out, err := outDir()
+	if err != nil {
+		return err
+	}
+	if out == "" {
+		return usageErr("--out-dir DIR is required")
+	}
+	opts, err := af.options()
+	if err != nil {
+		return err
 	}
 	if !slices.Contains(export.Formats, *format) {
 		return usageErr("unknown --format %q (want %s)", *format, strings.Join(export.Formats, " or "))
@@ -87,7 +90,7 @@ func cmdExport(stdout, stderr io.Writer, args []string) error {
 		if err != nil {
 			inErr = err
 		} else {
-			outErr, inErr = exportOne(p, ids[p], *out, *format, sha, opts)
+			outErr, inErr = exportOne(af.opener(), p, ids[p], out, *format, sha, opts)
 		}
 		if outErr != nil {
 			return internal(outErr)

@@ -21,7 +21,7 @@ func TestExportLayoutAndShards(t *testing.T) {
 	traces := archTraces(t)
 	out := t.TempDir()
 	for _, sh := range []string{"1/2", "2/2"} {
-		if code, _, stderr := archRun("export", traces, "--out", out, "--shard", sh, "-q"); code != exitOK {
+		if code, _, stderr := archRun("export", traces, "--out-dir", out, "--shard", sh, "-q"); code != exitOK {
 			t.Fatalf("shard %s: exit %d: %s", sh, code, stderr)
 		}
 	}
@@ -38,13 +38,13 @@ func TestExportLayoutAndShards(t *testing.T) {
 	}
 	// One shard alone holds only its part.
 	one := t.TempDir()
-	archRun("export", traces, "--out", one, "--shard", "2/2", "-q")
+	archRun("export", traces, "--out-dir", one, "--shard", "2/2", "-q")
 	if got := exportedIDs(t, one); strings.Join(got, ",") != "torch_mlp_managed,um_pingpong_explicit" {
 		t.Errorf("shard 2/2 = %v", got)
 	}
 	// Same input, same bytes.
 	again := t.TempDir()
-	archRun("export", filepath.Join(traces, "um_pingpong_prefetch.sqlite"), "--out", again, "-q")
+	archRun("export", filepath.Join(traces, "um_pingpong_prefetch.sqlite"), "--out-dir", again, "-q")
 	a, _ := os.ReadFile(filepath.Join(out, "memcpy", "trace_id=um_pingpong_prefetch", "part-0.parquet"))
 	b, _ := os.ReadFile(filepath.Join(again, "memcpy", "trace_id=um_pingpong_prefetch", "part-0.parquet"))
 	if len(a) == 0 || string(a) != string(b) {
@@ -62,7 +62,7 @@ func TestExportArrowClashAndBadInput(t *testing.T) {
 	archLink(t, traces, filepath.Join(in, "b"), "um_pingpong_explicit")
 	os.Rename(filepath.Join(in, "b", "um_pingpong_explicit.sqlite"), filepath.Join(in, "b", "um_pingpong_prefetch.sqlite"))
 	out := t.TempDir()
-	code, _, stderr := archRun("export", in, "--out", out, "--format", "arrow")
+	code, _, stderr := archRun("export", in, "--out-dir", out, "--format", "arrow")
 	if code != exitBadInput || !strings.Contains(stderr, "3 of 5 inputs failed") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -76,7 +76,7 @@ func TestExportArrowClashAndBadInput(t *testing.T) {
 	if code, _, _ := archRun("export", in); code != exitUsage {
 		t.Errorf("no --out: exit %d", code)
 	}
-	if code, _, _ := archRun("export", in, "--out", out, "--format", "csv"); code != exitUsage {
+	if code, _, _ := archRun("export", in, "--out-dir", out, "--format", "csv"); code != exitUsage {
 		t.Errorf("bad format: exit %d", code)
 	}
 }

@@ -2,12 +2,10 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 
-	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/analyze/gate"
 	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
 	"github.com/umtrace/umtrace/report"
@@ -16,21 +14,27 @@ import (
 func init() {
 	register(command{
 		name:    "gate",
-		summary: "CI gate: check traces against UM fault-rate, migration-latency, storm and sync thresholds; markdown and JUnit",
-		usage:   gateUsage,
-		run:     cmdGate,
+		summary: "CI gate: check traces against fault-rate, migration, storm and sync limits",
+		usage:   "TRACE... [flags]",
+		about: "Checks each trace against absolute limits and, with --baseline, against a baseline " +
+			"trace; writes a markdown summary (stdout or -o) and optionally JUnit XML. " +
+			"Thresholds: flags, or --config FILE (docs/gate.md); flags override the file.",
+		examples: []string{
+			"umtrace gate build/trace.sqlite",
+			"umtrace gate build/trace.sqlite --max-fault-rate 120 --max-storm-share 5%",
+			"umtrace gate build/trace.sqlite --baseline ci/main.sqlite --junit gate.xml -o gate.md",
+		},
+		run: cmdGate,
 	})
 }
 
-const gateUsage = "TRACE... [--config FILE] [--max-fault-rate N] [--max-migration-latency-per-page D] [--max-storm-share F] [--max-sync-p99 D] [--baseline TRACE --max-regression P] [--summary FILE] [--junit FILE]"
-
 func cmdGate(stdout, stderr io.Writer, args []string) error {
-	fs := newFlags("gate", stderr, gateUsage)
+	fs := newFlags("gate", stdout, stderr)
 	config := fs.String("config", "", "threshold file: JSON object or key=value lines (docs/gate.md); flags override it")
 	help := map[string]string{
 		"max-fault-rate":                 "max UM page faults (GPU+CPU) per second (default 120; off disables)",
 		"max-migration-latency-per-page": "max fault-driven migration time per 4 KiB page, e.g. 85us (default 85us)",
-		"max-storm-share":                "max storm time / trace duration, e.g. 5% or 0.05 (default 5%)",
+		"max-storm-share":                "max storm time / trace duration, 0..100% or 0..1, e.g. 5% (default 5%)",
 		"max-sync-p99":                   "max P99 of host-blocking calls, e.g. 20ms (default off)",
 		"max-regression":                 "with --baseline: max growth of each metric over the baseline (default 10%)",
 	}
@@ -39,15 +43,29 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 		vals[k] = fs.String(k, "", help[k])
 	}
 	baseline := fs.String("baseline", "", "baseline trace: also fail when a metric grows more than --max-regression over it")
-	summary := fs.String("summary", "", "write the markdown summary to FILE instead of stdout")
-	junit := fs.String("junit", "", "write JUnit XML to FILE")
-	opts := analyze.DefaultOptions()
-	fs.StringVar(&opts.StepRange, "step-range", "", "NVTX range name that marks one training step (default: detect)")
+	out := outputFlags(fs, "summary", "md", "md")
+	summary := fs.String("summary", "", "")
+	_ = fs.MarkDeprecated("summary", "use -o/--output")
+	junit := fs.String("junit", "", "write JUnit XML to `FILE`")
+	af := addAnalysisFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
-		return usageErr("want at least one trace (usage: umtrace gate %s)", gateUsage)
+		return usageErr("want at least one trace (usage: umtrace gate TRACE... [flags])")
+	}
+	if *summary != "" {
+		if fs.Changed("output") {
+			return usageErr("give -o (or its old name --summary), not both")
+		}
+		*out.path = *summary
+	}
+	if _, err := out.resolve(fs.Args()...); err != nil {
+		return err
+	}
+	opts, err := af.options()
+	if err != nil {
+		return err
 	}
 	th := gate.Defaults
 	if *config != "" {
@@ -66,34 +84,35 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 	for _, k := range gate.Keys {
 		if fs.Changed(k) {
 			if err := th.Set(k, *vals[k]); err != nil {
-				return usageErr("--%v", err)
+				return usageErr("%v", err)
 			}
 		}
 	}
 
 	var base *gate.Metrics
 	if *baseline != "" {
-		res, err := analyzeFile(*baseline, opts)
+		t, err := af.opener().Analyze(*baseline, opts)
 		if err != nil {
 			return fmt.Errorf("baseline: %w", err)
 		}
-		m := gate.MetricsOf(res)
+		t.Close()
+		m := gate.MetricsOf(t.Result)
 		base = &m
 	}
 	paths := fs.Args()
 	ids := job.TraceIDs(paths, nil)
 	var o gate.Outcome
 	for _, p := range paths {
-		res, err := analyzeFile(p, opts)
+		t, err := af.opener().Analyze(p, opts)
 		if err != nil {
-			var ee *exitError
-			if errors.As(err, &ee) && ee.code != exitBadInput {
+			if job.Code(err) != exitBadInput {
 				return err
 			}
 			o.Errors = append(o.Errors, gate.Check{Trace: ids[p], Name: "analyze", Detail: oneLine(err.Error())})
 			continue
 		}
-		o.Checks = append(o.Checks, gate.Evaluate(ids[p], gate.MetricsOf(res), th, base)...)
+		t.Close()
+		o.Checks = append(o.Checks, gate.Evaluate(ids[p], gate.MetricsOf(t.Result), th, base)...)
 	}
 
 	var md bytes.Buffer
@@ -105,12 +124,8 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintf(&md, "; baseline %s", report.BaseID(*baseline))
 	}
 	md.WriteString(".\n")
-	if *summary != "" {
-		if err := job.WriteFileAtomic(*summary, md.Bytes()); err != nil {
-			return internal(err)
-		}
-	} else if _, err := stdout.Write(md.Bytes()); err != nil {
-		return internal(err)
+	if err := out.write(stdout, md.Bytes()); err != nil {
+		return err
 	}
 	if *junit != "" {
 		var x bytes.Buffer

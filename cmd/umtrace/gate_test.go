@@ -44,7 +44,7 @@ func TestGateExitCodesAndJUnit(t *testing.T) {
 	// Storm traces fail the default fault-rate limit.
 	j = filepath.Join(dir, "fail.xml")
 	sum := filepath.Join(dir, "fail.md")
-	code, stdout, _ = archRun("gate", tr("torch_mlp_managed"), tr("um_pingpong_default"), "--junit", j, "--summary", sum)
+	code, stdout, _ = archRun("gate", tr("torch_mlp_managed"), tr("um_pingpong_default"), "--junit", j, "-o", sum)
 	if code != exitFail || stdout != "" {
 		t.Fatalf("fail: exit %d, stdout %q", code, stdout)
 	}

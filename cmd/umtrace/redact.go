@@ -14,13 +14,18 @@ func init() {
 	register(command{
 		name:    "redact",
 		summary: "copy a trace without environment dumps, home paths, user and host names",
-		usage:   "IN OUT",
-		run:     cmdRedact,
+		usage:   "IN OUT [flags]",
+		about: "IN is an nsys SQLite export; OUT a new file (never IN). Event data is untouched, " +
+			"so OUT analyzes exactly as IN does.",
+		examples: []string{
+			"umtrace redact run.sqlite run.redacted.sqlite",
+		},
+		run: cmdRedact,
 	})
 }
 
 func cmdRedact(stdout, stderr io.Writer, args []string) error {
-	fs := newFlags("redact", stderr, "IN OUT")
+	fs := newFlags("redact", stdout, stderr)
 	quiet := fs.BoolP("quiet", "q", false, "print nothing on success")
 	if err := parseFlags(fs, args); err != nil {
 		return err

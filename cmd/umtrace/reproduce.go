@@ -15,9 +15,19 @@ import (
 func init() {
 	register(command{
 		name:    "reproduce",
-		summary: "run a unified-memory scenario on the GPU (under nsys when found); --validate checks every verdict",
-		usage:   "--scenario NAME [--size MB] [--steps N] [--out DIR] [--nsys PATH] [--sanitizer racecheck|memcheck] | --validate [--out DIR] | --list",
-		run:     cmdReproduce,
+		summary: "run a unified-memory scenario on the GPU (under nsys when found), or --validate all",
+		usage:   "--scenario NAME [flags] | --validate [flags] | --list",
+		about: "Needs an NVIDIA GPU (libcuda.so.1 and NVRTC are loaded at run time). Under nsys the " +
+			"run is recorded with UM page-fault tracing and exported to SQLite in --out-dir. " +
+			"--validate runs every scenario under nsys, analyzes each trace and checks the verdict " +
+			"(exit 1 on a mismatch).",
+		examples: []string{
+			"umtrace reproduce --list",
+			"umtrace reproduce --scenario managed --size 64 --steps 8 --out-dir runs",
+			"umtrace reproduce --scenario race --sanitizer racecheck",
+			"umtrace reproduce --validate --size 32 --steps 6 --out-dir runs",
+		},
+		run: cmdReproduce,
 	})
 }
 
@@ -32,12 +42,11 @@ const (
 var analyzeTrace func(path string) (*reproducer.Analysis, error)
 
 func cmdReproduce(stdout, stderr io.Writer, args []string) error {
-	const usage = "--scenario NAME [--size MB] [--steps N] [--out DIR] [--nsys PATH] [--sanitizer racecheck|memcheck] | --validate [--out DIR] | --list"
-	fs := newFlags("reproduce", stderr, usage)
+	fs := newFlags("reproduce", stdout, stderr)
 	scenario := fs.String("scenario", "", "scenario to run: "+strings.Join(reproducer.Names(), ", "))
 	size := fs.Int("size", 0, fmt.Sprintf("buffer size in MB (default %d; %d with --validate; capped at a quarter of free GPU memory)", reproducer.DefaultSizeMB, validateSizeMB))
 	steps := fs.Int("steps", 0, fmt.Sprintf("number of timed steps (default %d; %d with --validate)", reproducer.DefaultSteps, validateSteps))
-	out := fs.String("out", "umtrace-reproduce", "directory for traces, step timings and sanitizer logs")
+	outDir := outDirFlag(fs, "umtrace-reproduce", "`DIR` for traces, step timings and sanitizer logs")
 	nsysPath := fs.String("nsys", "", "nsys binary (default: nsys on PATH or a standard install location)")
 	noNsys := fs.Bool("no-nsys", false, "run directly even when nsys is found")
 	sanitizer := fs.String("sanitizer", "", "run the scenario under compute-sanitizer with this tool: racecheck or memcheck")
@@ -52,6 +61,11 @@ func cmdReproduce(stdout, stderr io.Writer, args []string) error {
 	if fs.NArg() > 0 {
 		return usageErr("unexpected arguments %q", fs.Args())
 	}
+	dir, err := outDir()
+	if err != nil {
+		return err
+	}
+	out := &dir
 	if *list {
 		for _, s := range reproducer.Scenarios {
 			fmt.Fprintf(stdout, "%-13s %-8s %s\n", s.Name, reproducer.ExpectedLabel(s.Storm), s.Description)
@@ -132,7 +146,7 @@ func cmdReproduce(stdout, stderr io.Writer, args []string) error {
 
 func childArgs(scenario string, size, steps int, out string, device int) []string {
 	return []string{"reproduce", "--child", "--scenario", scenario, "--size", strconv.Itoa(size),
-		"--steps", strconv.Itoa(steps), "--out", out, "--device", strconv.Itoa(device)}
+		"--steps", strconv.Itoa(steps), "--out-dir", out, "--device", strconv.Itoa(device)}
 }
 
 // reproduceHere runs the scenario in this process.

@@ -1,10 +1,19 @@
 package main
 
-import "github.com/umtrace/umtrace/reproducer"
+import (
+	"github.com/umtrace/umtrace/analyze"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
+	"github.com/umtrace/umtrace/reproducer"
+)
 
 func init() {
+	// --validate analyzes each scenario's trace as analyze does.
 	analyzeTrace = func(path string) (*reproducer.Analysis, error) {
-		a, _, err := reproducer.AnalyzeTrace(path)
-		return a, err
+		t, err := job.Opener{}.Analyze(path, analyze.DefaultOptions())
+		if err != nil {
+			return nil, err
+		}
+		t.Close()
+		return reproducer.AnalysisOf(t.Result), nil
 	}
 }

@@ -46,7 +46,7 @@ func TestReproduceNoGPU(t *testing.T) {
 		t.Skip("a CUDA driver is present; this test is for machines without one")
 	}
 	var so, se bytes.Buffer
-	code := run(&so, &se, []string{"reproduce", "--scenario", "managed", "--no-nsys", "--out", t.TempDir()})
+	code := run(&so, &se, []string{"reproduce", "--scenario", "managed", "--no-nsys", "--out-dir", t.TempDir()})
 	if code != exitBadInput || !strings.Contains(se.String(), "libcuda.so.1") {
 		t.Errorf("exit %d, stderr %q; want %d and a libcuda message", code, se.String(), exitBadInput)
 	}

@@ -12,24 +12,31 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
 )
 
-// Exit codes. Documented in README.md; keep them in sync.
+// Exit codes (job defines them; README.md documents them).
 const (
-	exitOK       = 0 // success
-	exitFail     = 1 // a check failed: gate thresholds exceeded, reproduce --validate mismatch
-	exitUsage    = 2 // bad flags or arguments
-	exitBadInput = 3 // an input file is missing, unreadable, not a trace/log, or corrupt (batch: at least one input failed)
-	exitInternal = 4 // an output could not be written, or an internal error
+	exitOK       = job.ExitOK
+	exitFail     = job.ExitFail
+	exitUsage    = job.ExitUsage
+	exitBadInput = job.ExitBadInput
+	exitInternal = job.ExitInternal
 )
 
 // command is one umtrace subcommand. Each lives in its own file and
 // registers itself from init, so adding one never touches this file.
 type command struct {
 	name    string
-	summary string
-	usage   string // one line after "umtrace NAME "
-	run     func(stdout, stderr io.Writer, args []string) error
+	summary string // one line, shown by umtrace help
+	usage   string // after "umtrace NAME "
+	// about is a paragraph shown by --help after the usage line (optional).
+	about string
+	// examples are command lines shown by --help, each optionally
+	// followed by "  # comment".
+	examples []string
+	run      func(stdout, stderr io.Writer, args []string) error
 }
 
 var commands = map[string]command{}
@@ -41,22 +48,14 @@ func register(c command) {
 	commands[c.name] = c
 }
 
-// exitError carries an exit code with an error. Commands return
-// usageErr/badInput/... and run maps them to codes.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
+// usageErr, badInput, failed and internal give an error its exit code;
+// run maps every error to its code with job.Code.
 func usageErr(format string, a ...any) error {
-	return &exitError{exitUsage, fmt.Errorf(format, a...)}
+	return &job.Error{Code: exitUsage, Err: fmt.Errorf(format, a...)}
 }
-func badInput(err error) error { return &exitError{exitBadInput, err} }
-func failed(err error) error   { return &exitError{exitFail, err} }
-func internal(err error) error { return &exitError{exitInternal, err} }
+func badInput(err error) error { return job.WithCode(exitBadInput, err) }
+func failed(err error) error   { return job.WithCode(exitFail, err) }
+func internal(err error) error { return job.WithCode(exitInternal, err) }
 
 // run is the whole program: it parses args, runs one command, prints any
 // error as one line on stderr and returns the exit code.
@@ -73,12 +72,22 @@ func run(stdout, stderr io.Writer, args []string) int {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(defaultMemLimit)
 	}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		printUsage(stdout)
-		if len(args) == 0 {
-			return exitUsage
+	if len(args) == 0 {
+		printUsage(stderr)
+		return exitUsage
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		if len(args) > 1 && args[0] == "help" {
+			c, ok := commands[args[1]]
+			if !ok {
+				fmt.Fprintf(stderr, "umtrace help: unknown command %q (run umtrace help)\n", args[1])
+				return exitUsage
+			}
+			args = []string{c.name, "--help"}
+		} else {
+			printUsage(stdout)
+			return exitOK
 		}
-		return exitOK
 	}
 	if args[0] == "version" || args[0] == "--version" {
 		fmt.Fprintln(stdout, "umtrace", Version)
@@ -115,11 +124,7 @@ func run(stdout, stderr io.Writer, args []string) int {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "umtrace %s: %s\n", c.name, oneLine(err.Error()))
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee.code
-	}
-	return exitInternal
+	return job.Code(err)
 }
 
 // defaultMemLimit is the soft memory limit (GOMEMLIMIT overrides it) and
@@ -134,8 +139,21 @@ const Version = "0.1.0"
 
 func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ") }
 
+// helpWidth is the widest line --help prints.
+const helpWidth = 100
+
+// exitCodesHelp ends every --help.
+const exitCodesHelp = `Exit codes:
+  0  success
+  1  a check failed (gate thresholds, analyze --fail-on-storm, reproduce --validate)
+  2  bad flags, arguments or option values
+  3  bad input: a file missing, unreadable, not a trace or log, or corrupt
+  4  an output could not be written, or an internal error
+`
+
 func printUsage(w io.Writer) {
-	fmt.Fprintln(w, "umtrace finds CUDA Unified Memory implicit-synchronization storms in Nsight Systems traces.")
+	fmt.Fprintln(w, "umtrace finds CUDA Unified Memory implicit-synchronization storms in Nsight Systems")
+	fmt.Fprintln(w, "traces (SQLite exports, or .nsys-rep/.qdrep when nsys is installed).")
 	fmt.Fprintln(w, "\nUsage: umtrace COMMAND [flags] ARGS\n\nCommands:")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
@@ -145,19 +163,56 @@ func printUsage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun umtrace COMMAND --help for a command's flags. Exit codes: 0 ok, 1 check failed, 2 usage, 3 bad input, 4 output/internal error.")
+	fmt.Fprintln(w, "  help       show a command's flags, examples and exit codes: umtrace help COMMAND")
+	fmt.Fprintln(w, "  version    print the version")
+	fmt.Fprintln(w, "\nExamples:\n  umtrace analyze run.sqlite\n  umtrace help analyze")
+	fmt.Fprintln(w)
+	fmt.Fprint(w, exitCodesHelp)
 }
 
-// newFlags returns a flag set for command c that reports errors as usage
-// errors rather than exiting.
-func newFlags(c string, stderr io.Writer, usage string) *pflag.FlagSet {
+// printHelp writes command c's help (its --help) to w.
+func printHelp(w io.Writer, c command, fs *pflag.FlagSet) {
+	fmt.Fprint(w, wrapText("umtrace "+c.name+": "+c.summary, helpWidth, ""))
+	fmt.Fprint(w, "\n"+wrapText("Usage: umtrace "+c.name+" "+c.usage, helpWidth, "         "))
+	if c.about != "" {
+		fmt.Fprint(w, "\n"+wrapText(c.about, helpWidth, ""))
+	}
+	fmt.Fprint(w, "\nFlags:\n"+fs.FlagUsagesWrapped(helpWidth))
+	fmt.Fprint(w, "\nExamples:\n")
+	for _, e := range c.examples {
+		fmt.Fprintf(w, "  %s\n", e)
+	}
+	fmt.Fprint(w, "\n"+exitCodesHelp)
+}
+
+// wrapText breaks s at spaces into lines of at most width columns, the
+// lines after the first indented by indent.
+func wrapText(s string, width int, indent string) string {
+	var b strings.Builder
+	line := ""
+	for _, w := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = w
+		case len(line)+1+len(w) > width:
+			b.WriteString(line + "\n")
+			line = indent + w
+		default:
+			line += " " + w
+		}
+	}
+	b.WriteString(line + "\n")
+	return b.String()
+}
+
+// newFlags returns command c's flag set. Flag errors come back as errors
+// (parseFlags makes them usage errors); --help and -h print the command's
+// help to stdout; pflag's own notes (deprecated flags) go to stderr.
+func newFlags(c string, stdout, stderr io.Writer) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(c, pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.SortFlags = false
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: umtrace %s %s\n", c, usage)
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() { printHelp(stdout, commands[c], fs) }
 	return fs
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
@@ -15,32 +14,41 @@ import (
 func init() {
 	register(command{
 		name:    "sanitizer",
-		summary: "summarize compute-sanitizer / cuda-memcheck logs (text or XML) by kernel and source line",
-		usage:   "LOG... [--format text|md|json] [-o FILE]",
-		run:     cmdSanitizer,
+		summary: "summarize compute-sanitizer / cuda-memcheck logs by kernel and source line",
+		usage:   "LOG... [flags]",
+		about: "Reads text or XML logs (memcheck incl. leaks and API errors, racecheck, initcheck, " +
+			"synccheck) and prints, per log, the tool's summary and the findings grouped by kernel " +
+			"and source line. Parse warnings go to stderr and never fail the run.",
+		examples: []string{
+			"umtrace sanitizer memcheck.txt racecheck.xml",
+			"umtrace sanitizer memcheck.txt -o findings.md",
+			"umtrace analyze run.sqlite --sanitizer memcheck.txt   # findings beside the trace",
+		},
+		run: cmdSanitizer,
 	})
 }
 
 func cmdSanitizer(stdout, stderr io.Writer, args []string) error {
-	fs := newFlags("sanitizer", stderr, "LOG... [--format text|md|json] [-o FILE]")
-	format := fs.String("format", "text", "output format: text, md or json")
-	out := fs.StringP("output", "o", "", "write the summary to `FILE` instead of stdout")
+	fs := newFlags("sanitizer", stdout, stderr)
+	out := outputFlags(fs, "summary", "text", "text", "md", "json")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
 		return usageErr("no LOG given")
 	}
+	format, err := out.resolve(fs.Args()...)
+	if err != nil {
+		return err
+	}
 	var render func(io.Writer, []sanLogSummary) error
-	switch *format {
+	switch format {
 	case "text":
 		render = renderSanText
 	case "md":
 		render = renderSanMD
 	case "json":
 		render = renderSanJSON
-	default:
-		return usageErr("--format %q: want text, md or json", *format)
 	}
 	var sums []sanLogSummary
 	for _, path := range fs.Args() {
@@ -57,16 +65,7 @@ func cmdSanitizer(stdout, stderr io.Writer, args []string) error {
 	if err := render(&buf, sums); err != nil {
 		return internal(err)
 	}
-	if *out != "" {
-		if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
-			return internal(fmt.Errorf("writing %s: %w", *out, err))
-		}
-		return nil
-	}
-	if _, err := stdout.Write(buf.Bytes()); err != nil {
-		return internal(fmt.Errorf("writing output: %w", err))
-	}
-	return nil
+	return out.write(stdout, buf.Bytes())
 }
 
 // sanGroup is the findings of one log that share severity, kind, kernel,

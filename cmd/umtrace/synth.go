@@ -16,13 +16,18 @@ func init() {
 		name:    "synth",
 		summary: "write a synthetic nsys export with planted UM storms, decoys and a ground-truth JSON",
 		usage:   "OUT.sqlite [flags]",
-		run:     cmdSynth,
+		about: "A training-like run in the nsys 2025.3 schema with planted storm episodes and decoys, " +
+			"plus OUT.truth.json with the ground truth; deterministic per seed (docs/synth.md).",
+		examples: []string{
+			"umtrace synth /tmp/small.sqlite",
+			"umtrace synth /tmp/big.sqlite --rows 12000000 --episodes 3 --seed 7",
+		},
+		run: cmdSynth,
 	})
 }
 
 func cmdSynth(stdout, stderr io.Writer, args []string) error {
-	const usage = "OUT.sqlite [flags]"
-	flags := newFlags("synth", stderr, usage)
+	flags := newFlags("synth", stdout, stderr)
 	d := synth.DefaultConfig
 	cfg := d
 	flags.Uint64Var(&cfg.Seed, "seed", d.Seed, "random seed; the same seed and flags give the same trace")
@@ -52,7 +57,6 @@ func cmdSynth(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	if flags.NArg() != 1 {
-		flags.Usage()
 		return usageErr("want one output path, got %d arguments", flags.NArg())
 	}
 	out := flags.Arg(0)
