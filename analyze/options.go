@@ -48,7 +48,7 @@ type Thresholds struct {
 var DefaultThresholds = Thresholds{
 	MinStallNs:          500_000,
 	MinOverlap:          0.3,
-	Inflation:           3,
+	Inflation:           1.8,
 	MinCalmCalls:        3,
 	MergeGapNs:          0,
 	MinEpisodeStalls:    2,

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/umtrace/umtrace/ingest/nsys/synth"
@@ -29,7 +30,30 @@ func init() {
 func cmdSynth(stdout, stderr io.Writer, args []string) error {
 	flags := newFlags("synth", stdout, stderr)
 	d := synth.DefaultConfig
+	// A --shape preset changes the defaults; flags given with it override
+	// the preset's values.
+	shape := shapeArg(args)
+	if shape != "" {
+		var err error
+		if d, err = synth.WithShape(d, shape); err != nil {
+			return usageErr("%v", err)
+		}
+	}
 	cfg := d
+	flags.String("shape", shape, fmt.Sprintf("preset trace shape: one of %v (docs/synth.md); other flags override it", synth.Shapes))
+	sh := &cfg.Shape
+	flags.IntVar(&sh.Processes, "processes", d.Shape.Processes, "processes (steps round-robin; correlation ids overlap)")
+	flags.IntVar(&sh.Allocations, "allocations", d.Shape.Allocations, "managed allocations, sizes log-uniform in --alloc-min..--alloc-max (0: one 8 GiB pool)")
+	flags.Int64Var(&sh.AllocMinBytes, "alloc-min", max(d.Shape.AllocMinBytes, 64<<10), "smallest allocation, bytes")
+	flags.Int64Var(&sh.AllocMaxBytes, "alloc-max", max(d.Shape.AllocMaxBytes, 256<<20), "largest allocation, bytes")
+	flags.BoolVar(&sh.RandomPages, "random-pages", d.Shape.RandomPages, "faults and migrations touch random pages of random allocations")
+	flags.Int64Var(&sh.PageBytes, "page-bytes", max(d.Shape.PageBytes, 4096), "page size of random touches: 4096 or 65536")
+	flags.BoolVar(&sh.NoAllocRecords, "no-alloc-records", d.Shape.NoAllocRecords, "no memory-usage rows (nsys without --cuda-memory-usage)")
+	flags.BoolVar(&sh.Shuffle, "shuffle", d.Shape.Shuffle, "write rows in random order (windows of 65536 rows) instead of start order")
+	flags.IntVar(&sh.KernelNames, "kernel-names", d.Shape.KernelNames, "distinct kernel names, 200+ byte C++ templates (0: the 8 of the catalog)")
+	flags.IntVar(&sh.NVTXPerKernel, "nvtx-per-kernel", d.Shape.NVTXPerKernel, "NVTX ranges around each kernel launch")
+	flags.IntVar(&sh.NVTXNames, "nvtx-names", max(d.Shape.NVTXNames, 1000), "distinct names of those NVTX ranges")
+	flags.BoolVar(&sh.DeviceSync, "device-sync", d.Shape.DeviceSync, "end each step with cudaDeviceSynchronize (no SYNCHRONIZATION row)")
 	flags.Uint64Var(&cfg.Seed, "seed", d.Seed, "random seed; the same seed and flags give the same trace")
 	flags.IntVar(&cfg.Steps, "steps", d.Steps, "training steps (NVTX ranges train_step N)")
 	rows := flags.Int64("rows", 0, "choose --steps to give about this many rows (overrides --steps)")
@@ -60,6 +84,15 @@ func cmdSynth(stdout, stderr io.Writer, args []string) error {
 		return usageErr("want one output path, got %d arguments", flags.NArg())
 	}
 	out := flags.Arg(0)
+	if sh.Allocations == 0 {
+		sh.AllocMinBytes, sh.AllocMaxBytes = 0, 0
+	}
+	if !sh.RandomPages {
+		sh.PageBytes = 0
+	}
+	if sh.NVTXPerKernel == 0 {
+		sh.NVTXNames = 0
+	}
 	cfg.KernelNs = int64(*kernelUs * 1e3)
 	cfg.Overwrite = *force
 	if *decoys >= 0 {
@@ -98,4 +131,20 @@ func cmdSynth(stdout, stderr io.Writer, args []string) error {
 	fmt.Fprintf(stdout, "ground truth: %s (verdict %s, %d episodes, %d decoys)\n",
 		synth.TruthPath(out), truth.Verdict, len(truth.Episodes), len(truth.Decoys))
 	return nil
+}
+
+// shapeArg returns the value of --shape in args ("" when absent), read
+// before the other flags so that the preset can set their defaults.
+func shapeArg(args []string) string {
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return ""
+		case a == "--shape" && i+1 < len(args):
+			return args[i+1]
+		case strings.HasPrefix(a, "--shape="):
+			return strings.TrimPrefix(a, "--shape=")
+		}
+	}
+	return ""
 }

@@ -58,6 +58,34 @@ func accuracyCases() []struct {
 	add("two-step-episodes", func(c *synth.Config) {
 		c.Seed, c.Episodes, c.EpisodeSteps, c.KernelsPerStep, c.SlowdownMin = 16, 3, 2, 16, 6
 	})
+	// The shapes of real exports (synth.WithShape), and mild storms:
+	// kernels 2-3x slower under device-wide syncs that leave no
+	// SYNCHRONIZATION row, one fault group per kernel.
+	shaped := func(name, shape string, f func(*synth.Config)) {
+		add(name, func(c *synth.Config) {
+			s, err := synth.WithShape(*c, shape)
+			if err != nil {
+				panic(err)
+			}
+			*c = s
+			f(c)
+		})
+	}
+	shaped("address-diverse", "address-diverse", func(c *synth.Config) { c.Seed, c.Shape.Allocations = 17, 512 })
+	shaped("name-diverse", "name-diverse", func(c *synth.Config) {
+		c.Seed, c.Shape.KernelNames, c.Shape.NVTXNames = 18, 5000, 700
+	})
+	shaped("mild", "mild", func(c *synth.Config) { c.Seed = 19 })
+	shaped("mild-2x-3-episodes", "mild", func(c *synth.Config) {
+		c.Seed, c.Episodes, c.EpisodeSteps, c.SlowdownMax = 20, 3, 6, 2
+	})
+	shaped("mild-4-streams-more-decoys", "mild", func(c *synth.Config) {
+		c.Seed, c.Streams, c.Threads, c.Steps = 21, 4, 3, 160
+		c.LongKernelDecoys, c.PrefetchDecoys, c.SyncBurstDecoys = 2, 2, 2
+	})
+	shaped("mild-shuffled-2-processes", "mild", func(c *synth.Config) {
+		c.Seed, c.Shape.Shuffle, c.Shape.Processes = 22, true, 2
+	})
 	return cases
 }
 

@@ -65,6 +65,9 @@ type Config struct {
 	// SyncBurstSize is the number of short syncs per sync-burst step.
 	SyncBurstSize int `json:"sync_burst_size"`
 
+	// Shape makes the trace look like a real export (shape.go).
+	Shape Shape `json:"shape"`
+
 	// Overwrite lets Generate replace existing output files.
 	Overwrite bool `json:"-"`
 }
@@ -127,6 +130,9 @@ func (c Config) Validate() error {
 	case c.FaultGroupsPerKernel < 0 || c.CPUFaultsPerStep < 0 || c.SyncBurstSize < 0:
 		return fmt.Errorf("fault and burst counts must not be negative")
 	}
+	if err := c.Shape.validate(); err != nil {
+		return err
+	}
 	if need := c.MinSteps(); c.Steps < need {
 		return fmt.Errorf("%d steps cannot hold %d episodes of %d steps and %d decoys of %d steps with %d normal steps around each: need at least %d",
 			c.Steps, c.Episodes, c.EpisodeSteps, c.decoys(), c.DecoySteps, minGap, need)
@@ -145,7 +151,8 @@ func (c Config) MinSteps() int {
 func (c Config) EstimateRows() int64 {
 	base, storm, decoy := c.rowsPerStep()
 	normal := c.Steps - c.Episodes*c.EpisodeSteps - c.decoys()*c.DecoySteps
-	return int64(float64(normal)*base+float64(c.Episodes*c.EpisodeSteps)*storm+float64(c.decoys()*c.DecoySteps)*decoy) + 700
+	setup := 2*c.Shape.Allocations + 2*c.Shape.Processes
+	return int64(float64(normal)*base+float64(c.Episodes*c.EpisodeSteps)*storm+float64(c.decoys()*c.DecoySteps)*decoy) + 700 + int64(setup)
 }
 
 // rowsPerStep returns the expected rows of a normal step, a storm step and
@@ -158,6 +165,10 @@ func (c Config) rowsPerStep() (normal, storm, decoy float64) {
 	}
 	if c.FreeEvery > 0 {
 		normal += 1 / float64(c.FreeEvery)
+	}
+	normal += k * float64(c.Shape.NVTXPerKernel)
+	if c.Shape.DeviceSync {
+		normal-- // no SYNCHRONIZATION row
 	}
 	// A fault group is 1 GPU fault row plus 3.5 migrations on average; a
 	// CPU fault is 1 row plus 1.25 migrations.

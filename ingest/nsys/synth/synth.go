@@ -46,8 +46,6 @@ const (
 	prefetchBytes = 2 << 20
 )
 
-func globalTid(tid int) int64 { return globalPid | int64(tid) }
-
 // Tables that exist only when they have rows, as in a lazy nsys export.
 var lazyTables = []string{
 	"CUPTI_ACTIVITY_KIND_MEMSET", "NVTX_EVENTS",
@@ -116,6 +114,8 @@ type gen struct {
 	lastCommitRows int64
 	truth          *Truth
 	stepDur        []int64 // durations of normal steps
+
+	shapeState // shape.go
 }
 
 // Generate writes a synthetic nsys export of the run cfg describes to
@@ -228,6 +228,7 @@ func newGen(ctx context.Context, conn *sql.Conn, cfg Config) *gen {
 	g.nvtx = newTable("NVTX_EVENTS", 20, 6)
 	g.memUsage = newTable("CUDA_GPU_MEMORY_USAGE_EVENTS", 18, -1)
 	g.tables = []*table{g.runtime, g.kernel, g.memcpy, g.memset, g.sync, g.gpuFault, g.cpuFault, g.nvtx, g.memUsage}
+	g.initShape()
 	g.str("[Unknown]")
 	for _, n := range []string{
 		"cuKernelGetName", "cudaLaunchKernel_v7000", "cudaStreamSynchronize_v3020", "cudaMemcpy_v3020",
@@ -290,11 +291,11 @@ func (g *gen) between(lo, hi int64) int64 {
 // correlation id.
 func (g *gen) api(tid int, name string, class, start, end int64) int64 {
 	g.corr++
-	g.runtime.add(start, end, class, globalTid(tid), g.corr, g.names[name], 0, null)
+	g.runtime.add(start, end, class, g.gtid(tid), g.corr, g.names[name], 0, null)
 	return g.corr
 }
 
-func (g *gen) tid(t int) int { return pid + t }
+func (g *gen) tid(t int) int { return g.procPid + t }
 
 // layout places episodes and decoys over the steps and returns the kind
 // of every step and, per step, the index of its block (-1 for none).
@@ -362,8 +363,9 @@ func (g *gen) run() error {
 	t += g.between(100_000, 200_000)
 	end := t + g.between(100_000_000, 150_000_000)
 	c := g.api(0, "cudaMallocManaged_v6000", 0, t, end)
-	g.memUsage.add(end-g.between(10_000, 20_000), globalPid, deviceID, contextID, managedBase, 0, managedBytes, 4, 0, null, c, null, null, null, null, null, null, null)
+	mu := end - g.between(10_000, 20_000)
 	t = end + g.between(2000, 5000)
+	t = g.setup(traceStart, t, mu, c)
 	for range cfg.Streams {
 		end := t + g.between(200_000, 300_000)
 		g.api(0, "cudaStreamCreate_v3020", 0, t, end)
@@ -385,6 +387,7 @@ func (g *gen) run() error {
 		stepEnd   = make([]int64, cfg.Steps)
 	)
 	for i := 0; i < cfg.Steps; i++ {
+		g.setProc(i)
 		slowdown := 1.0
 		if kinds[i] == kindStorm {
 			if owner[i] != curBlock {
@@ -495,7 +498,7 @@ func (g *gen) step(i int, kind stepKind, slowdown float64, st *stepStats) (start
 	c := g.api(g.tid(0), "cudaMemsetAsync_v3020", 0, h, e)
 	ms := max(g.stream[0], h+3_000) + g.between(1_000, 2_000)
 	me := ms + g.between(3_000, 6_000)
-	g.memset.add(ms, me, deviceID, contextID, 0, firstStrm, c, globalPid, 0, 4<<20, null, 2)
+	g.memset.add(ms, me, deviceID, contextID, 0, firstStrm, c, g.gp, 0, 4<<20, null, 2)
 	g.stream[0] = me
 	h = e + g.between(1_000, 3_000)
 
@@ -506,7 +509,7 @@ func (g *gen) step(i int, kind stepKind, slowdown float64, st *stepStats) (start
 		for range prefetchesIn {
 			e := h + g.between(15_000, 40_000)
 			g.api(g.tid(0), "cudaMemPrefetchAsync_v12020", 0, h, e)
-			addr := managedBase + (g.page%(managedBytes/pageBytes))*pageBytes
+			addr := g.addr()
 			g.page += prefetchBytes / pageBytes
 			ms := max(g.copyEn, g.stream[0], h+10_000) + g.between(1_000, 4_000)
 			me := ms + g.between(38_000, 45_000)
@@ -523,6 +526,9 @@ func (g *gen) step(i int, kind stepKind, slowdown float64, st *stepStats) (start
 	for j := range cfg.KernelsPerStep {
 		t, s := j%cfg.Threads, j%cfg.Streams
 		k := g.kernels[j%len(kernelCatalog)]
+		if g.cfg.Shape.KernelNames > 0 {
+			k = g.diverseKernel(k)
+		}
 		dur := int64(float64(g.kernelBase[j]) * (0.95 + 0.1*g.rng.Float64()))
 		switch {
 		case kind == kindStorm:
@@ -537,7 +543,9 @@ func (g *gen) step(i int, kind stepKind, slowdown float64, st *stepStats) (start
 			f := (cfg.SlowdownMin + cfg.SlowdownMax) / 2
 			dur = int64(float64(sum) / float64(cfg.Streams) * max(f, 3) * (0.9 + 0.2*g.rng.Float64()))
 		}
+		hs := g.host[t]
 		ks, _ := g.launch(t, s, k, dur)
+		g.kernelRanges(t, hs, g.host[t])
 		if kind == kindStorm {
 			g.faultsDuring(ks, ks+dur, st)
 		}
@@ -556,7 +564,11 @@ func (g *gen) step(i int, kind stepKind, slowdown float64, st *stepStats) (start
 			last = s
 		}
 	}
-	h = g.streamSync(h, last)
+	if g.cfg.Shape.DeviceSync {
+		h = g.deviceSync(h)
+	} else {
+		h = g.streamSync(h, last)
+	}
 	st.syncs++
 
 	if kind == kindSyncBurst {
@@ -575,7 +587,7 @@ func (g *gen) step(i int, kind stepKind, slowdown float64, st *stepStats) (start
 		for range prefetchesOut {
 			e := h + g.between(15_000, 40_000)
 			g.api(g.tid(0), "cudaMemPrefetchAsync_v12020", 0, h, e)
-			addr := managedBase + (g.page%(managedBytes/pageBytes))*pageBytes
+			addr := g.addr()
 			g.page += prefetchBytes / pageBytes
 			ms := max(g.copyEn, h+10_000) + g.between(1_000, 4_000)
 			me := ms + g.between(38_000, 45_000)
@@ -602,7 +614,7 @@ func (g *gen) step(i int, kind stepKind, slowdown float64, st *stepStats) (start
 		h = e + g.between(1_000, 3_000)
 	}
 	end = h + g.between(2_000, 10_000)
-	g.nvtx.addText("train_step "+strconv.Itoa(i), start, end, 59, null, null, null, 0, globalTid(g.tid(0)), null, null, 0, null, null, null, null, null, null, null, null, null)
+	g.nvtx.addText("train_step "+strconv.Itoa(i), start, end, 59, null, null, null, 0, g.gtid(g.tid(0)), null, null, 0, null, null, null, null, null, null, null, null, null)
 	g.host[0] = end + g.between(10_000, 50_000)
 	return start, end
 }
@@ -619,7 +631,7 @@ func (g *gen) launch(t, s int, k kernelDef, dur int64) (int64, int64) {
 	ks := max(g.stream[s]+g.between(1_000, 3_000), h+g.between(2_000, 5_000))
 	ke := ks + dur
 	g.gridID++
-	g.kernel.add(ks, ke, deviceID, contextID, 0, int64(firstStrm+s), c, globalPid,
+	g.kernel.add(ks, ke, deviceID, contextID, 0, int64(firstStrm+s), c, g.gp,
 		k.idDem, k.idShort, k.id, 1, 1, k.regs, k.grid, 1, 1, k.block, 1, 1,
 		0, k.dynShared, 0, 155713536, g.gridID, 32768, null, 0)
 	g.stream[s] = ke
@@ -632,7 +644,7 @@ func (g *gen) launch(t, s int, k kernelDef, dur int64) (int64, int64) {
 func (g *gen) streamSync(h int64, s int) int64 {
 	e := max(h+g.between(2_000, 4_000), g.stream[s]+g.between(3_000, 8_000))
 	c := g.api(g.tid(0), "cudaStreamSynchronize_v3020", 0, h, e)
-	g.sync.add(h+g.between(1_000, 1_800), e-g.between(800, 1_500), deviceID, contextID, null, int64(firstStrm+s), c, globalPid, null, 2, invalidID, invalidID)
+	g.sync.add(h+g.between(1_000, 1_800), e-g.between(800, 1_500), deviceID, contextID, null, int64(firstStrm+s), c, g.gp, null, 2, invalidID, invalidID)
 	return e + g.between(500, 2_000)
 }
 
@@ -650,7 +662,7 @@ func (g *gen) syncMemcpy(h int64, kind int64, bytes int64) int64 {
 	if kind == 2 {
 		src, dst = 2, 0
 	}
-	g.memcpy.add(cs, ce, deviceID, contextID, 0, nullStream, c, globalPid, bytes, kind, null, src, dst, null, null, null, null, null, null, null, 1)
+	g.memcpy.add(cs, ce, deviceID, contextID, 0, nullStream, c, g.gp, bytes, kind, null, src, dst, null, null, null, null, null, null, null, 1)
 	for s := range g.stream {
 		g.stream[s] = ce
 	}
@@ -659,7 +671,7 @@ func (g *gen) syncMemcpy(h int64, kind int64, bytes int64) int64 {
 
 // migration records a UM migration row.
 func (g *gen) migration(start, end, bytes, kind, cause, addr int64) {
-	g.memcpy.add(start, end, deviceID, 0, null, 0, 0, globalPid, bytes, kind, null, 7, 7, null, null, null, null, cause, null, addr, null)
+	g.memcpy.add(start, end, deviceID, 0, null, 0, 0, g.gp, bytes, kind, null, 7, 7, null, null, null, null, cause, null, addr, null)
 }
 
 // faultsDuring plants GPU fault groups and their HtoD migrations inside
@@ -675,9 +687,9 @@ func (g *gen) faultsDuring(ks, ke int64, st *stepStats) {
 		fs := ks + k*slot + g.between(0, slot/4)
 		fe := min(fs+max(slot/2, 2_000)+g.between(0, slot/4), ke-1)
 		fe = max(fe, fs+1)
-		addr := managedBase + (g.page%(managedBytes/pageBytes))*pageBytes
+		addr := g.addr()
 		nf := g.between(1, 4)
-		g.gpuFault.add(fs, fe, globalPid, deviceID, addr, nf, g.between(1, 2))
+		g.gpuFault.add(fs, fe, g.gp, deviceID, addr, nf, g.between(1, 2))
 		st.gpuFaults += nf
 		m := g.between(2, 5)
 		t := max(fs+g.between(2_000, 4_000), g.copyEn+1)
@@ -686,7 +698,7 @@ func (g *gen) faultsDuring(ks, ke int64, st *stepStats) {
 			if x%2 == 1 {
 				cause, bytes = 3, pageBytes*(int64(1)<<g.between(0, 7))
 			}
-			a := managedBase + (g.page%(managedBytes/pageBytes))*pageBytes
+			a := g.addr()
 			d := 1_500 + bytes/16 // about 16 GB/s
 			g.migration(t, t+d, bytes, 11, cause, a)
 			g.page += bytes / pageBytes
@@ -705,7 +717,10 @@ func (g *gen) cpuFaults(h int64, st *stepStats) int64 {
 	for c := range g.cfg.CPUFaultsPerStep {
 		p := g.page - back + int64(c)*16
 		addr := managedBase + (((p%(managedBytes/pageBytes))+managedBytes/pageBytes)%(managedBytes/pageBytes))*pageBytes
-		g.cpuFault.add(t, globalPid, addr, 139727671531986, g.names["cpuInstr"], g.names["cpuModule"], 1, g.names["emptyStr"], 0)
+		if g.cfg.Shape.RandomPages {
+			addr = g.addr()
+		}
+		g.cpuFault.add(t, g.gp, addr, 139727671531986, g.names["cpuInstr"], g.names["cpuModule"], 1, g.names["emptyStr"], 0)
 		st.cpuFaults++
 		ms := max(t+g.between(6_000, 10_000), g.copyEn+1)
 		me := ms + g.between(1_500, 2_000)
@@ -737,7 +752,19 @@ func (g *gen) finish(traceStart, traceEnd int64) error {
 	if err := exec("INSERT INTO ANALYSIS_DETAILS VALUES (?,?,?,?)", vmID, traceEnd-traceStart, traceStart, traceEnd); err != nil {
 		return err
 	}
-	if err := exec("INSERT INTO PROCESSES VALUES (?,?,?)", globalPid, pid, "python3"); err != nil {
+	for p := range g.processes() {
+		g.setProcess(p)
+		if err := g.finishProcess(exec); err != nil {
+			return err
+		}
+	}
+	return g.finishTables(exec)
+}
+
+// finishProcess writes the current process's rows of the small tables.
+func (g *gen) finishProcess(exec func(q string, args ...any) error) error {
+	pid := g.procPid
+	if err := exec("INSERT INTO PROCESSES VALUES (?,?,?)", g.gp, pid, "python3"); err != nil {
 		return err
 	}
 	if err := exec("INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES (0,0,?)", pid); err != nil {
@@ -777,10 +804,17 @@ func (g *gen) finish(traceStart, traceEnd int64) error {
 		}{x.name, 10, pid + x.tid})
 	}
 	for _, th := range threads {
-		if err := exec("INSERT INTO ThreadNames VALUES (?,?,?)", g.str(th.name), th.prio, globalTid(th.tid)); err != nil {
+		if err := exec("INSERT INTO ThreadNames VALUES (?,?,?)", g.str(th.name), th.prio, g.gtid(th.tid)); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// finishTables writes StringIds and the export metadata, drops empty lazy
+// tables and counts rows.
+func (g *gen) finishTables(exec func(q string, args ...any) error) error {
+	ctx, conn := g.ctx, g.conn
 	st, err := conn.PrepareContext(ctx, "INSERT INTO StringIds VALUES (?,?)")
 	if err != nil {
 		return fmt.Errorf("preparing StringIds insert: %w", err)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 )
@@ -29,6 +30,8 @@ type table struct {
 	// Sorted rows waiting for a full batch.
 	out      []int64
 	outTexts []string
+
+	shuffle *rand.Rand // Shape.Shuffle: rows leave in random order
 
 	batch int       // rows per INSERT
 	stmt  *sql.Stmt // INSERT of batch rows, prepared lazily
@@ -77,6 +80,9 @@ func insertSQL(name string, cols, rows int) string {
 // flush moves buffered rows that start before watermark, in start order,
 // to the output and writes every full batch.
 func (t *table) flush(ctx context.Context, conn *sql.Conn, watermark int64) error {
+	if t.shuffle != nil {
+		return t.flushShuffled(ctx, conn, watermark)
+	}
 	n := len(t.vals) / t.cols
 	if n == 0 {
 		return nil
@@ -113,6 +119,36 @@ func (t *table) flush(ctx context.Context, conn *sql.Conn, watermark int64) erro
 	}
 	t.vals = append(t.vals[:0], keep...)
 	t.texts = append(t.texts[:0], keepTexts...)
+	return t.writeBatches(ctx, conn)
+}
+
+// flushShuffled moves every buffered row to the output and, once it holds
+// ShuffleRows rows (or at the end, watermark MaxInt64), shuffles it and
+// writes every full batch.
+func (t *table) flushShuffled(ctx context.Context, conn *sql.Conn, watermark int64) error {
+	t.out = append(t.out, t.vals...)
+	t.outTexts = append(t.outTexts, t.texts...)
+	t.vals, t.texts = t.vals[:0], t.texts[:0]
+	n := len(t.out) / t.cols
+	if n < ShuffleRows && watermark != math.MaxInt64 {
+		return nil
+	}
+	row := make([]int64, t.cols)
+	for i := n - 1; i > 0; i-- {
+		j := t.shuffle.IntN(i + 1)
+		a, b := t.out[i*t.cols:(i+1)*t.cols], t.out[j*t.cols:(j+1)*t.cols]
+		copy(row, a)
+		copy(a, b)
+		copy(b, row)
+		if t.textCol >= 0 {
+			t.outTexts[i], t.outTexts[j] = t.outTexts[j], t.outTexts[i]
+		}
+	}
+	return t.writeBatches(ctx, conn)
+}
+
+// writeBatches writes every full batch of the output.
+func (t *table) writeBatches(ctx context.Context, conn *sql.Conn) error {
 	off := 0
 	for len(t.out)/t.cols-off >= t.batch {
 		if t.stmt == nil {
