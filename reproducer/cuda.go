@@ -16,29 +16,83 @@ import (
 	"unsafe"
 )
 
-// ErrNoGPU is returned (wrapped) when the CUDA driver cannot be loaded.
-var ErrNoGPU = errors.New("no CUDA driver (libcuda.so.1) on this machine")
+// ErrNoGPU is returned (wrapped) when this machine has no usable CUDA
+// device: libcuda.so.1 does not load, cuInit fails (CUDA_ERROR_NO_DEVICE on
+// a machine with the driver library but no GPU) or the driver counts no
+// devices.
+var ErrNoGPU = errors.New("no CUDA device")
 
 var (
 	loadOnce sync.Once
 	loadErr  error
+	loaded   bool // libcuda.so.1 and every entry point resolved
 )
 
-// Available reports whether the CUDA driver library can be loaded and has
-// every entry point the scenarios use.
+// Available reports whether a CUDA device can run the scenarios: the
+// driver library loads with every entry point the scenarios use, cuInit
+// succeeds and the driver counts at least one device. Errors that mean
+// "no GPU here" wrap ErrNoGPU.
 func Available() error {
-	loadOnce.Do(func() {
-		if miss := C.um_load(); miss != nil {
-			name := C.GoString(miss)
-			if name == "libcuda.so.1" {
-				loadErr = fmt.Errorf("%w: %s", ErrNoGPU, C.GoString(C.dlerror()))
-				return
-			}
-			loadErr = fmt.Errorf("cuda driver lacks %s (driver too old for CUDA 12.2 APIs?)", name)
-		}
-	})
+	loadOnce.Do(func() { loadErr = detect(cgoDriver{}) })
 	return loadErr
 }
+
+// driver is what detect needs from the CUDA driver; tests pass a fake.
+type driver interface {
+	// load opens the library; it returns the first missing piece
+	// ("libcuda.so.1" or a symbol name) and the loader's message, or "".
+	load() (missing, detail string)
+	init() int                   // cuInit(0)
+	deviceCount() (n int, r int) // cuDeviceGetCount
+	errName(r int) string
+}
+
+// detect decides whether a usable GPU is present.
+func detect(d driver) error {
+	if miss, detail := d.load(); miss != "" {
+		if miss == "libcuda.so.1" {
+			return fmt.Errorf("%w: the CUDA driver library libcuda.so.1 does not load: %s", ErrNoGPU, detail)
+		}
+		return fmt.Errorf("cuda driver lacks %s (driver too old for CUDA 12.2 APIs?)", miss)
+	}
+	if r := d.init(); r != 0 {
+		return fmt.Errorf("%w: cuInit: %s (%d)", ErrNoGPU, d.errName(r), r)
+	}
+	n, r := d.deviceCount()
+	if r != 0 {
+		return fmt.Errorf("%w: cuDeviceGetCount: %s (%d)", ErrNoGPU, d.errName(r), r)
+	}
+	if n <= 0 {
+		return fmt.Errorf("%w: the CUDA driver reports %d devices", ErrNoGPU, n)
+	}
+	return nil
+}
+
+// cgoDriver is the real driver, through um.c.
+type cgoDriver struct{}
+
+func (cgoDriver) load() (string, string) {
+	miss := C.um_load()
+	if miss == nil {
+		loaded = true
+		return "", ""
+	}
+	detail := ""
+	if e := C.dlerror(); e != nil {
+		detail = C.GoString(e)
+	}
+	return C.GoString(miss), detail
+}
+
+func (cgoDriver) init() int { return int(C.um_probe_init()) }
+
+func (cgoDriver) deviceCount() (int, int) {
+	var n C.int
+	r := C.um_device_count(&n)
+	return int(n), int(r)
+}
+
+func (cgoDriver) errName(r int) string { return C.GoString(C.um_errname(C.CUresult(r))) }
 
 func ck(what string, r C.CUresult) error {
 	if r == 0 {
@@ -180,7 +234,8 @@ func (g *gpu) close() {
 // path never calls, and a Go program that just returns leaves a trace
 // without CUDA events.
 func Exit(code int) {
-	if Available() == nil {
+	Available()
+	if loaded {
 		C.um_exit(C.int(code))
 	}
 	os.Exit(code)

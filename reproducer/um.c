@@ -6,6 +6,7 @@
 typedef CUresult (*pInit)(unsigned int);
 typedef CUresult (*pDriverGetVersion)(int *);
 typedef CUresult (*pDeviceGet)(CUdevice *, int);
+typedef CUresult (*pDeviceGetCount)(int *);
 typedef CUresult (*pDeviceGetName)(char *, int, CUdevice);
 typedef CUresult (*pDeviceGetAttribute)(int *, int, CUdevice);
 typedef CUresult (*pPrimaryCtxRetain)(CUcontext *, CUdevice);
@@ -42,6 +43,7 @@ static struct {
 	pInit Init;
 	pDriverGetVersion DriverGetVersion;
 	pDeviceGet DeviceGet;
+	pDeviceGetCount DeviceGetCount;
 	pDeviceGetName DeviceGetName;
 	pDeviceGetAttribute DeviceGetAttribute;
 	pPrimaryCtxRetain PrimaryCtxRetain;
@@ -85,6 +87,7 @@ const char *um_load(void) {
 	SYM(Init, "cuInit");
 	SYM(DriverGetVersion, "cuDriverGetVersion");
 	SYM(DeviceGet, "cuDeviceGet");
+	SYM(DeviceGetCount, "cuDeviceGetCount");
 	SYM(DeviceGetName, "cuDeviceGetName");
 	SYM(DeviceGetAttribute, "cuDeviceGetAttribute");
 	SYM(PrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
@@ -128,6 +131,11 @@ const char *um_errname(CUresult r) {
 	if (cu.GetErrorName && cu.GetErrorName(r, &s) == 0 && s) return s;
 	return "CUDA_ERROR_UNKNOWN";
 }
+
+// um_probe runs cuInit(0) and cuDeviceGetCount: a GPU is present when
+// both succeed and the count is positive.
+CUresult um_probe_init(void) { return cu.Init(0); }
+CUresult um_device_count(int *n) { *n = 0; return cu.DeviceGetCount(n); }
 
 CUresult um_init(int ordinal, CUdevice *dev, CUcontext *ctx) {
 	CUresult r = cu.Init(0);

@@ -18,6 +18,8 @@ typedef struct { int type; int id; } CUmemLocation; // CUmemLocationType, id
 
 const char *um_load(void);
 const char *um_errname(CUresult r);
+CUresult um_probe_init(void);
+CUresult um_device_count(int *n);
 CUresult um_init(int ordinal, CUdevice *dev, CUcontext *ctx);
 CUresult um_driver_version(int *v);
 CUresult um_device_name(CUdevice d, char *buf, int n);

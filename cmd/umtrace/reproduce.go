@@ -99,6 +99,11 @@ func cmdReproduce(stdout, stderr io.Writer, args []string) error {
 	if _, ok := reproducer.Lookup(*scenario); !ok {
 		return usageErr("unknown scenario %q (one of %s)", *scenario, strings.Join(reproducer.Names(), ", "))
 	}
+	// No device is an environment problem (exit 3), found here before
+	// nsys or compute-sanitizer start a child that would fail later.
+	if err := reproducer.Available(); err != nil {
+		return badInput(err)
+	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return internal(fmt.Errorf("output directory: %w", err))
 	}

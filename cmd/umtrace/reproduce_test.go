@@ -40,14 +40,20 @@ func TestReproduceList(t *testing.T) {
 	}
 }
 
-// Without a GPU, running a scenario is a bad-input error that says why.
+// Without a GPU (no libcuda, or libcuda with no device), running a
+// scenario is a bad-input error that says why, with or without nsys.
 func TestReproduceNoGPU(t *testing.T) {
 	if reproducer.Available() == nil {
-		t.Skip("a CUDA driver is present; this test is for machines without one")
+		t.Skip("a CUDA device is present; this test is for machines without one")
 	}
-	var so, se bytes.Buffer
-	code := run(&so, &se, []string{"reproduce", "--scenario", "managed", "--no-nsys", "--out-dir", t.TempDir()})
-	if code != exitBadInput || !strings.Contains(se.String(), "libcuda.so.1") {
-		t.Errorf("exit %d, stderr %q; want %d and a libcuda message", code, se.String(), exitBadInput)
+	for _, args := range [][]string{
+		{"reproduce", "--scenario", "managed", "--no-nsys", "--out-dir", t.TempDir()},
+		{"reproduce", "--scenario", "managed", "--nsys", "/bin/true", "--out-dir", t.TempDir()},
+	} {
+		var so, se bytes.Buffer
+		code := run(&so, &se, args)
+		if code != exitBadInput || !strings.Contains(se.String(), "no CUDA device") {
+			t.Errorf("%q: exit %d, stderr %q; want %d and a no-CUDA-device message", args, code, se.String(), exitBadInput)
+		}
 	}
 }
