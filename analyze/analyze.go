@@ -490,8 +490,10 @@ func (a *analysis) workName(w gpuWork) string {
 	switch {
 	case w.name == noWork:
 		return "[no GPU work pending]"
-	case w.name >= 0:
+	case w.name >= 0 && int(w.name) < len(a.c.kernelNames.names):
 		return a.c.kernelNames.names[w.name]
+	case w.name >= 0:
+		return "[unknown kernel]"
 	case w.name == memsetCode:
 		return "[memset]"
 	default:

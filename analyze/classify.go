@@ -132,6 +132,9 @@ func demand(cause int32) bool {
 	return cause == CauseCoherence || cause == CauseSpeculative || cause == CauseEviction
 }
 
+// maxCopyKind is the largest ENUM_CUDA_MEMCPY_OPER value (13, unified DtoD).
+const maxCopyKind = 13
+
 // Copy kinds (ENUM_CUDA_MEMCPY_OPER).
 var copyKindNames = map[int32]string{
 	0: "unknown", 1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD", 7: "DtoA",

@@ -395,6 +395,11 @@ func (c *collector) addMemcpy(r arrow.RecordBatch, sp *span) {
 	va := ingest.U64(r, t, ingest.ColVirtAddr)
 	for i := 0; i < int(r.NumRows()); i++ {
 		s, e, p, kd := st.Value(i), en.Value(i), pid.Value(i), kind.Value(i)
+		if kd < 0 || kd > maxCopyKind {
+			// Sources range-check copy kinds; one that did not must
+			// not turn a copy into a kernel name id (-1-kd >= 0).
+			kd = 0
+		}
 		sp.add(s, e)
 		if kd >= 11 && kd <= 13 {
 			d, b := e-s, by.Value(i)
@@ -404,7 +409,10 @@ func (c *collector) addMemcpy(r arrow.RecordBatch, sp *span) {
 			}
 			m := migration{start: s, dur: uint32(d), bytes: uint32(b), pid: int32(p), kind: int8(kd), cause: -1}
 			if !cause.IsNull(i) {
-				m.cause = int8(cause.Value(i))
+				m.cause = 0 // unknown, also for values out of range
+				if cv := cause.Value(i); cv >= 0 && cv < numCauses {
+					m.cause = int8(cv)
+				}
 			}
 			if !va.IsNull(i) {
 				m.addr = va.Value(i)

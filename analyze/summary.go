@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/umtrace/umtrace/ingest"
 )
 
 // stats fills the per-API, per-kernel, per-thread and per-stream tables.
@@ -384,6 +386,13 @@ func (a *analysis) warnings() {
 	}
 	for _, d := range in.Diagnostics {
 		r.Warnings = append(r.Warnings, "nsys: "+d)
+	}
+	// Values the source replaced or rows it left out, in every scan so
+	// far (this runs after the last one).
+	if w, ok := a.src.(ingest.Warner); ok {
+		for _, x := range w.Warnings() {
+			r.Warnings = append(r.Warnings, "input: "+x)
+		}
 	}
 	for _, s := range r.SyncAPIs {
 		if s.Count < 20 && s.Count > 1 {

@@ -32,6 +32,14 @@ type RowEstimator interface {
 	EstimateRows(t *Table) int64
 }
 
+// Warner is implemented by Sources that replaced values they could not
+// use (an enum value out of range, an id that does not resolve) or left
+// rows out while scanning. Warnings lists them, one line per column, for
+// the scans finished so far.
+type Warner interface {
+	Warnings() []string
+}
+
 // ErrNoCUDA is returned (wrapped) when a trace holds no CUDA activity at all.
 var ErrNoCUDA = errors.New("no CUDA activity in this export")
 

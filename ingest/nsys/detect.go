@@ -265,7 +265,7 @@ func (r *Reader) keyValues(table string) (map[string]string, error) {
 }
 
 // strings loads StringIds once.
-func (r *Reader) stringIDs() (map[int64]string, error) {
+func (r *Reader) stringIDs() (*strs, error) {
 	r.strOnce.Do(func() {
 		rows, err := r.db.Query(`SELECT id, value FROM StringIds`)
 		if err != nil {
@@ -287,7 +287,7 @@ func (r *Reader) stringIDs() (map[int64]string, error) {
 			r.strErr = r.wrapDBErr("reading StringIds", err)
 			return
 		}
-		r.strs = m
+		r.strs = newStrs(m)
 	})
 	return r.strs, r.strErr
 }

@@ -88,7 +88,7 @@ var fastAvailable = C.umFastAvailable() != 0
 // from SQLite's C API, fastRows rows per cgo call: the driver path costs a
 // cgo call and a boxed value per row and column, which is most of the
 // time on large tables. It returns handled=false when it cannot run.
-func (r *Reader) scanRangeFast(b *ingest.Builder, q query, s map[int64]string, stmt string, lo, hi int64, emit func() error) (rows int, err error) {
+func (r *Reader) scanRangeFast(b *ingest.Builder, q query, s *strs, stmt string, lo, hi int64, emit func() error) (rows int, err error) {
 	curi := C.CString(r.uri)
 	defer C.free(unsafe.Pointer(curi))
 	csql := C.CString(stmt)

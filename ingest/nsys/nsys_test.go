@@ -353,7 +353,7 @@ func TestFastReadMatchesDriver(t *testing.T) {
 					if pt, err := r.pageLayout(src); err != nil {
 						t.Fatal(err)
 					} else if pt != nil {
-						if _, ok := pt.columns(r.query(tab, src, nil).ints); ok {
+						if _, ok := pt.columns(r.query(tab, src, nil, &checks{}).ints); ok {
 							paged++
 						}
 					}

@@ -57,7 +57,9 @@ type Reader struct {
 
 	strOnce sync.Once
 	strErr  error
-	strs    map[int64]string
+	strs    *strs
+
+	checks checks // range-check warnings of finished scans
 
 	pages    *sqlitefile.File // the page reader; nil where it cannot read this file
 	pageMu   sync.Mutex

@@ -141,7 +141,7 @@ func (pt *pageTable) columns(exprs []string) ([]sqlitefile.Column, bool) {
 
 // scanPages reads the rows of leaves through the page reader, fastRows at
 // a time, into b. cols are q's integer columns, then its text columns.
-func (r *Reader) scanPages(b *ingest.Builder, q query, s map[int64]string, cols []sqlitefile.Column, leaves []uint32, emit func() error) (rows int, err error) {
+func (r *Reader) scanPages(b *ingest.Builder, q query, s *strs, cols []sqlitefile.Column, leaves []uint32, emit func() error) (rows int, err error) {
 	cur := r.pages.NewCursor(leaves, cols)
 	n, ni := len(cols), len(q.ints)
 	vals := make([]int64, fastRows*n)

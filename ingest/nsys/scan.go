@@ -36,7 +36,10 @@ func (r *Reader) ScanColumns(t *ingest.Table, cols []string, fn func(arrow.Recor
 	if err != nil {
 		return err
 	}
-	return r.scan(t, src, func() query { q := r.query(t, src, cols); q.cols = cols; return q }, strs, fn)
+	ck := &checks{}
+	err = r.scan(t, src, func() query { q := r.query(t, src, cols, ck); q.cols = cols; return q }, strs, fn)
+	r.checks.merge(ck)
+	return err
 }
 
 // A query is the SELECT list for one table: integer expressions, then text
@@ -45,7 +48,7 @@ type query struct {
 	cols []string // projection (nil: all)
 	ints []string
 	strs []string
-	fill func(b *ingest.Builder, iv []sql.NullInt64, sv []sql.NullString, s map[int64]string)
+	fill func(b *ingest.Builder, iv []sql.NullInt64, sv []sql.NullString, s *strs) bool // false: row left out
 }
 
 // col returns the quoted column if the table has it, else NULL.
@@ -75,7 +78,7 @@ func StripVersion(name string) string { return versionSuffix.ReplaceAllString(na
 func pid(g int64) int64 { return (g >> 24) & 0xFFFFFF }
 func tid(g int64) int64 { return g & 0xFFFFFF }
 
-func (r *Reader) query(t *ingest.Table, src string, cols []string) query {
+func (r *Reader) query(t *ingest.Table, src string, cols []string, ck *checks) query {
 	col := func(n string) string { return r.col(src, n) }
 	// for selects expr only when one of the Arrow columns it feeds was
 	// requested; otherwise SQLite need not decode it.
@@ -100,26 +103,54 @@ func (r *Reader) query(t *ingest.Table, src string, cols []string) query {
 			b.Int64(i, v.Int64)
 		}
 	}
+	// nullEnum appends a nullable enum column, range-checked.
+	nullEnum := func(b *ingest.Builder, i int, v sql.NullInt64, name string, hi, unknown int64) {
+		if v.Valid {
+			b.Int32(i, int32(ck.enum(src, name, v.Int64, hi, unknown)))
+		} else {
+			b.Null(i)
+		}
+	}
+	// gpuActivity fills the columns GPU activity tables share: start,
+	// end, pid (from globalPid), device, context, stream; is holds their
+	// indexes and v the first six selected values in the same order.
+	gpuActivity := func(b *ingest.Builder, is []int, v []sql.NullInt64) {
+		b.Int64(is[0], v[0].Int64)
+		b.Int64(is[1], v[1].Int64)
+		b.Int64(is[2], pid(v[2].Int64))
+		b.Int64(is[3], ck.id(src, "deviceId", v[3].Int64, maxDeviceID))
+		b.Int64(is[4], ck.id(src, "contextId", v[4].Int64, maxContextID))
+		b.Int64(is[5], ck.id(src, "streamId", v[5].Int64, maxStreamID))
+	}
 	switch t {
 	case ingest.API:
 		cS, cE, cP, cT, cC, cEC, cN, cRN, cRV := ix(ingest.ColStart), ix(ingest.ColEnd), ix(ingest.ColPid), ix(ingest.ColTid), ix(ingest.ColCorrelationID), ix(ingest.ColEventClass), ix(ingest.ColName), ix(ingest.ColRawName), ix(ingest.ColReturnValue)
 		hasClass := r.has(src, "eventClass")
 		stripped := map[int64]string{}
-		var strs map[int64]string
-		rawOf := func(id int64) string { return strs[id] }
-		nameOf := func(id int64) string { return StripVersion(strs[id]) }
+		var tab *strs
+		rawOf := func(id int64) string { return tab.get(id) }
+		nameOf := func(id int64) string { return StripVersion(tab.get(id)) }
 		return query{
 			ints: []string{"start", `"end"`, col("globalTid"), for_(col("correlationId"), ingest.ColCorrelationID), for_(col("eventClass"), ingest.ColEventClass),
 				col("nameId"), for_(col("returnValue"), ingest.ColReturnValue)},
-			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, s map[int64]string) {
-				strs = s
+			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, s *strs) bool {
+				if !ck.times(src, v[0], v[1], true) {
+					return false
+				}
+				tab = s
+				ck.ref(s, src, "nameId", v[5].Int64)
 				b.Int64(cS, v[0].Int64)
 				b.Int64(cE, v[1].Int64)
 				b.Int64(cP, pid(v[2].Int64))
 				b.Int64(cT, tid(v[2].Int64))
 				corr(b, cC, v[3])
-				ec := int32(v[4].Int64)
-				if !hasClass || !v[4].Valid {
+				ec := v[4].Int64
+				known := hasClass && v[4].Valid
+				if known && (ec < 0 || ec >= eventClassMax) {
+					ck.bad(src, "eventClass", ec, fmt.Sprintf("values outside 0..%d, read from the API name", eventClassMax-1))
+					known = false
+				}
+				if !known {
 					name, ok := stripped[v[5].Int64]
 					if !ok {
 						name = nameOf(v[5].Int64)
@@ -130,37 +161,44 @@ func (r *Reader) query(t *ingest.Table, src string, cols []string) query {
 						ec = 1
 					}
 				}
-				b.Int32(cEC, ec)
+				b.Int32(cEC, int32(ec))
 				b.StringID(cN, v[5].Int64, nameOf)
 				b.StringID(cRN, v[5].Int64, rawOf)
 				b.Int32(cRV, int32(v[6].Int64))
+				return true
 			},
 		}
 	case ingest.Kernel:
 		is := []int{ix(ingest.ColStart), ix(ingest.ColEnd), ix(ingest.ColPid), ix(ingest.ColDeviceID), ix(ingest.ColContextID), ix(ingest.ColStreamID)}
 		cC, cN, cSN := ix(ingest.ColCorrelationID), ix(ingest.ColName), ix(ingest.ColShortName)
 		g := []int{ix(ingest.ColGridX), ix(ingest.ColGridY), ix(ingest.ColGridZ), ix(ingest.ColBlockX), ix(ingest.ColBlockY), ix(ingest.ColBlockZ)}
-		var strs map[int64]string
-		strOf := func(id int64) string { return strs[id] }
+		nameCol := strings.Trim(r.first(src, "demangledName", "shortName"), `"`)
+		var tab *strs
+		strOf := func(id int64) string { return tab.get(id) }
 		return query{
 			ints: []string{"start", `"end"`, col("globalPid"), for_(col("deviceId"), ingest.ColDeviceID), for_(col("contextId"), ingest.ColContextID), col("streamId"),
 				for_(col("correlationId"), ingest.ColCorrelationID), for_(r.first(src, "demangledName", "shortName"), ingest.ColName), for_(col("shortName"), ingest.ColShortName),
 				for_(col("gridX"), ingest.ColGridX), for_(col("gridY"), ingest.ColGridY), for_(col("gridZ"), ingest.ColGridZ),
 				for_(col("blockX"), ingest.ColBlockX), for_(col("blockY"), ingest.ColBlockY), for_(col("blockZ"), ingest.ColBlockZ)},
-			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, s map[int64]string) {
-				b.Int64(is[0], v[0].Int64)
-				b.Int64(is[1], v[1].Int64)
-				b.Int64(is[2], pid(v[2].Int64))
-				b.Int64(is[3], v[3].Int64)
-				b.Int64(is[4], v[4].Int64)
-				b.Int64(is[5], v[5].Int64)
+			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, s *strs) bool {
+				if !ck.times(src, v[0], v[1], true) {
+					return false
+				}
+				gpuActivity(b, is, v)
 				corr(b, cC, v[6])
-				strs = s
+				tab = s
+				if v[7].Valid {
+					ck.ref(s, src, nameCol, v[7].Int64)
+				}
+				if v[8].Valid {
+					ck.ref(s, src, "shortName", v[8].Int64)
+				}
 				b.StringID(cN, v[7].Int64, strOf)
 				b.StringID(cSN, v[8].Int64, strOf)
 				for k, c := range g {
 					b.Int32(c, int32(v[9+k].Int64))
 				}
+				return true
 			},
 		}
 	case ingest.Memcpy:
@@ -170,17 +208,20 @@ func (r *Reader) query(t *ingest.Table, src string, cols []string) query {
 			ints: []string{"start", `"end"`, col("globalPid"), for_(col("deviceId"), ingest.ColDeviceID), for_(col("contextId"), ingest.ColContextID), col("streamId"),
 				col("correlationId"), col("bytes"), col("copyKind"), for_(col("srcKind"), ingest.ColSrcKind), for_(col("dstKind"), ingest.ColDstKind),
 				col("migrationCause"), col("virtualAddress"), for_(col("copyCount"), ingest.ColCopyCount)},
-			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
+			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, _ *strs) bool {
+				if !ck.times(src, v[0], v[1], true) {
+					return false
+				}
 				gpuActivity(b, is, v)
 				corr(b, cC, v[6])
 				b.Int64(cB, v[7].Int64)
-				kind := v[8].Int64
+				kind := ck.enum(src, "copyKind", v[8].Int64, copyKindMax, 0)
 				b.Int32(cK, int32(kind))
-				nullable32(b, cSK, v[9])
-				nullable32(b, cDK, v[10])
+				nullEnum(b, cSK, v[9], "srcKind", memKindMax, memKindUnknown)
+				nullEnum(b, cDK, v[10], "dstKind", memKindMax, memKindUnknown)
 				um := kind >= 11 && kind <= 13
 				if um && v[11].Valid {
-					b.Int32(cMC, int32(v[11].Int64))
+					b.Int32(cMC, int32(ck.enum(src, "migrationCause", v[11].Int64, migCauseMax, 0)))
 				} else {
 					b.Null(cMC)
 				}
@@ -194,6 +235,7 @@ func (r *Reader) query(t *ingest.Table, src string, cols []string) query {
 					cc = 1
 				}
 				b.Int64(cCC, cc)
+				return true
 			},
 		}
 	case ingest.Memset:
@@ -201,12 +243,16 @@ func (r *Reader) query(t *ingest.Table, src string, cols []string) query {
 		cC, cB, cV, cMK := ix(ingest.ColCorrelationID), ix(ingest.ColBytes), ix(ingest.ColValue), ix(ingest.ColMemKind)
 		return query{
 			ints: []string{"start", `"end"`, col("globalPid"), col("deviceId"), col("contextId"), col("streamId"), col("correlationId"), col("bytes"), col("value"), col("memKind")},
-			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
+			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, _ *strs) bool {
+				if !ck.times(src, v[0], v[1], true) {
+					return false
+				}
 				gpuActivity(b, is, v)
 				corr(b, cC, v[6])
 				b.Int64(cB, v[7].Int64)
 				b.Int64(cV, v[8].Int64)
-				nullable32(b, cMK, v[9])
+				nullEnum(b, cMK, v[9], "memKind", memKindMax, memKindUnknown)
+				return true
 			},
 		}
 	case ingest.Sync:
@@ -214,44 +260,59 @@ func (r *Reader) query(t *ingest.Table, src string, cols []string) query {
 		cC, cST, cEv := ix(ingest.ColCorrelationID), ix(ingest.ColSyncType), ix(ingest.ColEventID)
 		return query{
 			ints: []string{"start", `"end"`, col("globalPid"), col("deviceId"), col("contextId"), col("streamId"), col("correlationId"), col("deprecatedSyncType"), col("syncType"), col("eventId")},
-			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
+			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, _ *strs) bool {
+				if !ck.times(src, v[0], v[1], true) {
+					return false
+				}
 				gpuActivity(b, is, v)
 				corr(b, cC, v[6])
-				st := v[8].Int64
+				st, stCol := v[8].Int64, "syncType"
 				if v[7].Valid {
-					st = v[7].Int64
+					st, stCol = v[7].Int64, "deprecatedSyncType"
 				}
-				b.Int32(cST, int32(st))
+				b.Int32(cST, int32(ck.enum(src, stCol, st, syncTypeMax, 0)))
 				if !v[9].Valid || v[9].Int64 == 0xFFFFFFFF || v[9].Int64 == -1 {
 					b.Null(cEv)
 				} else {
 					b.Int64(cEv, v[9].Int64)
 				}
+				return true
 			},
 		}
 	case ingest.GPUFault:
 		cS, cE, cP, cD, cA, cN, cAT := ix(ingest.ColStart), ix(ingest.ColEnd), ix(ingest.ColPid), ix(ingest.ColDeviceID), ix(ingest.ColAddress), ix(ingest.ColNumFaults), ix(ingest.ColAccessType)
 		return query{
 			ints: []string{"start", r.first(src, "end", "start"), col("globalPid"), col("deviceId"), col("address"), col("numberOfPageFaults"), col("faultAccessType")},
-			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
+			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, _ *strs) bool {
+				if !ck.times(src, v[0], v[1], true) {
+					return false
+				}
 				b.Int64(cS, v[0].Int64)
 				b.Int64(cE, v[1].Int64)
 				b.Int64(cP, pid(v[2].Int64))
-				b.Int64(cD, v[3].Int64)
+				b.Int64(cD, ck.id(src, "deviceId", v[3].Int64, maxDeviceID))
 				b.Uint64(cA, uint64(v[4].Int64))
 				n := v[5].Int64
 				if !v[5].Valid {
 					n = 1
+				} else if n < 0 {
+					ck.bad(src, "numberOfPageFaults", n, "negative counts, read as 1")
+					n = 1
 				}
 				b.Int64(cN, n)
-				b.Int32(cAT, int32(v[6].Int64))
+				b.Int32(cAT, int32(ck.enum(src, "faultAccessType", v[6].Int64, accessTypeMax, 0)))
+				return true
 			},
 		}
 	case ingest.CPUFault:
 		cS, cP, cA, cPC, cF, cM, cSF, cSL := ix(ingest.ColStart), ix(ingest.ColPid), ix(ingest.ColAddress), ix(ingest.ColPC), ix(ingest.ColFunction), ix(ingest.ColModule), ix(ingest.ColSourceFile), ix(ingest.ColSourceLine)
+		strCols := []string{"CpuInstruction", "module", "sourceFile"}
 		return query{
 			ints: []string{"start", col("globalPid"), col("address"), col("originalFaultPc"), col("CpuInstruction"), col("module"), col("sourceFile"), col("sourceLine")},
-			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, s map[int64]string) {
+			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, s *strs) bool {
+				if !ck.times(src, v[0], sql.NullInt64{}, false) {
+					return false
+				}
 				b.Int64(cS, v[0].Int64)
 				b.Int64(cP, pid(v[1].Int64))
 				b.Uint64(cA, uint64(v[2].Int64))
@@ -260,10 +321,11 @@ func (r *Reader) query(t *ingest.Table, src string, cols []string) query {
 				} else {
 					b.Null(cPC)
 				}
-				b.String(cF, lookup(s, v[4]))
-				b.String(cM, lookup(s, v[5]))
-				b.String(cSF, lookup(s, v[6]))
+				for k, c := range []int{cF, cM, cSF} {
+					b.String(c, lookup(ck, s, src, strCols[k], v[4+k]))
+				}
 				b.Int32(cSL, int32(v[7].Int64))
+				return true
 			},
 		}
 	case ingest.NVTX:
@@ -271,7 +333,10 @@ func (r *Reader) query(t *ingest.Table, src string, cols []string) query {
 		return query{
 			ints: []string{"start", col("end"), col("globalTid"), col("eventType"), col("textId"), col("domainId")},
 			strs: []string{col("text")},
-			fill: func(b *ingest.Builder, v []sql.NullInt64, sv []sql.NullString, s map[int64]string) {
+			fill: func(b *ingest.Builder, v []sql.NullInt64, sv []sql.NullString, s *strs) bool {
+				if !ck.times(src, v[0], v[1], v[1].Valid) {
+					return false
+				}
 				b.Int64(cS, v[0].Int64)
 				if v[1].Valid {
 					b.Int64(cE, v[1].Int64)
@@ -280,11 +345,19 @@ func (r *Reader) query(t *ingest.Table, src string, cols []string) query {
 				}
 				b.Int64(cP, pid(v[2].Int64))
 				b.Int64(cT, tid(v[2].Int64))
-				b.Int32(cET, int32(v[3].Int64))
+				et := v[3].Int64
+				if et < 0 || et >= eventTypeMax {
+					ck.bad(src, "eventType", et, fmt.Sprintf("values outside 0..%d, read as -1 (unknown)", eventTypeMax-1))
+					et = -1
+				}
+				b.Int32(cET, int32(et))
 				name := sv[0].String
 				if v[4].Valid {
-					if t, ok := s[v[4].Int64]; ok {
+					if t, ok := s.m[v[4].Int64]; ok {
 						name = t
+					} else if !sv[0].Valid {
+						ck.ref(s, src, "textId", v[4].Int64)
+						name = s.get(v[4].Int64)
 					}
 				}
 				b.String(cN, name)
@@ -293,77 +366,71 @@ func (r *Reader) query(t *ingest.Table, src string, cols []string) query {
 				} else {
 					b.Null(cD)
 				}
+				return true
 			},
 		}
 	case ingest.MemUsage:
 		cS, cP, cD, cA, cB, cMK, cO, cC := ix(ingest.ColStart), ix(ingest.ColPid), ix(ingest.ColDeviceID), ix(ingest.ColAddress), ix(ingest.ColBytes), ix(ingest.ColMemKind), ix(ingest.ColOperation), ix(ingest.ColCorrelationID)
 		return query{
 			ints: []string{"start", col("globalPid"), col("deviceId"), col("address"), col("bytes"), col("memKind"), col("memoryOperationType"), col("correlationId")},
-			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, _ map[int64]string) {
+			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, _ *strs) bool {
+				if !ck.times(src, v[0], sql.NullInt64{}, false) {
+					return false
+				}
 				b.Int64(cS, v[0].Int64)
 				b.Int64(cP, pid(v[1].Int64))
-				b.Int64(cD, v[2].Int64)
+				b.Int64(cD, ck.id(src, "deviceId", v[2].Int64, maxDeviceID))
 				b.Uint64(cA, uint64(v[3].Int64))
 				b.Int64(cB, v[4].Int64)
-				b.Int32(cMK, int32(v[5].Int64))
-				b.Int32(cO, int32(v[6].Int64))
+				b.Int32(cMK, int32(ck.enum(src, "memKind", v[5].Int64, memKindMax, memKindUnknown)))
+				op := v[6].Int64
+				if op < 0 || op > memOpMax {
+					ck.bad(src, "memoryOperationType", op, fmt.Sprintf("values outside 0..%d, read as -1 (unknown)", memOpMax))
+					op = -1
+				}
+				b.Int32(cO, int32(op))
 				corr(b, cC, v[7])
+				return true
 			},
 		}
 	case ingest.Thread:
 		cP, cT, cN := ix(ingest.ColPid), ix(ingest.ColTid), ix(ingest.ColName)
 		return query{
 			ints: []string{col("globalTid"), col("nameId")},
-			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, s map[int64]string) {
+			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, s *strs) bool {
 				b.Int64(cP, pid(v[0].Int64))
 				b.Int64(cT, tid(v[0].Int64))
-				b.String(cN, lookup(s, v[1]))
+				b.String(cN, lookup(ck, s, src, "nameId", v[1]))
+				return true
 			},
 		}
 	case ingest.GPU:
 		cI, cN, cSM, cTM, cMa, cMi := ix(ingest.ColID), ix(ingest.ColName), ix(ingest.ColSMCount), ix(ingest.ColTotalMemory), ix(ingest.ColComputeMajor), ix(ingest.ColComputeMinor)
+		idCol := strings.Trim(r.first(src, "id", "deviceId"), `"`)
 		return query{
 			ints: []string{r.first(src, "id", "deviceId"), r.first(src, "smCount", "numMultiprocessors"), r.first(src, "totalMemory", "globalMemorySize"), r.first(src, "computeMajor", "computeCapabilityMajor"), r.first(src, "computeMinor", "computeCapabilityMinor")},
 			strs: []string{col("name")},
-			fill: func(b *ingest.Builder, v []sql.NullInt64, sv []sql.NullString, _ map[int64]string) {
-				b.Int64(cI, v[0].Int64)
+			fill: func(b *ingest.Builder, v []sql.NullInt64, sv []sql.NullString, _ *strs) bool {
+				b.Int64(cI, ck.id(src, idCol, v[0].Int64, maxDeviceID))
 				b.String(cN, sv[0].String)
 				b.Int64(cSM, v[1].Int64)
 				b.Int64(cTM, v[2].Int64)
 				b.Int32(cMa, int32(v[3].Int64))
 				b.Int32(cMi, int32(v[4].Int64))
+				return true
 			},
 		}
 	}
 	panic("nsys: no query for table " + t.Name)
 }
 
-// gpuActivity fills the columns GPU activity tables share: start, end, pid
-// (from globalPid), device, context, stream; is holds their indexes and v
-// the first six selected values in the same order.
-func gpuActivity(b *ingest.Builder, is []int, v []sql.NullInt64) {
-	for k := 0; k < 6; k++ {
-		if k == 2 {
-			b.Int64(is[k], pid(v[k].Int64))
-		} else {
-			b.Int64(is[k], v[k].Int64)
-		}
-	}
-}
-
-func lookup(s map[int64]string, v sql.NullInt64) string {
+// lookup resolves a nullable StringIds reference ("" for NULL).
+func lookup(ck *checks, s *strs, table, col string, v sql.NullInt64) string {
 	if !v.Valid {
 		return ""
 	}
-	return s[v.Int64]
-}
-
-func nullable32(b *ingest.Builder, i int, v sql.NullInt64) {
-	if v.Valid {
-		b.Int32(i, int32(v.Int64))
-	} else {
-		b.Null(i)
-	}
+	ck.ref(s, table, col, v.Int64)
+	return s.get(v.Int64)
 }
 
 // minParallelRows is the table size above which Scan reads parts in
@@ -384,7 +451,7 @@ var readers = make(chan struct{}, runtime.GOMAXPROCS(0))
 // seeks a rowid range without a full scan). A few parts are read ahead
 // concurrently and their batches handed to fn in part order, from one
 // goroutine at a time.
-func (r *Reader) scan(t *ingest.Table, src string, newQuery func() query, s map[int64]string, fn func(arrow.RecordBatch) error) error {
+func (r *Reader) scan(t *ingest.Table, src string, newQuery func() query, s *strs, fn func(arrow.RecordBatch) error) error {
 	q := newQuery()
 	sel := append(append([]string{}, q.ints...), q.strs...)
 	base := fmt.Sprintf(`SELECT %s FROM "%s"`, strings.Join(sel, ", "), src)
@@ -562,8 +629,10 @@ var errStopped = errors.New("scan stopped")
 
 // addRow fills one row from its values (every read path ends here) and
 // emits the batch when it is full.
-func (r *Reader) addRow(b *ingest.Builder, q query, iv []sql.NullInt64, sv []sql.NullString, s map[int64]string, emit func() error) error {
-	q.fill(b, iv, sv, s)
+func (r *Reader) addRow(b *ingest.Builder, q query, iv []sql.NullInt64, sv []sql.NullString, s *strs, emit func() error) error {
+	if !q.fill(b, iv, sv, s) {
+		return nil
+	}
 	b.EndRow()
 	if b.Rows() >= r.opts.BatchRows {
 		return emit()
@@ -581,7 +650,7 @@ func rowidSpanSQL(table string) string {
 // scanRangeDriver reads stmt's rows through the go-sqlite3 driver directly
 // (no database/sql conversion); it handles text columns, which the bulk
 // reader does not.
-func (r *Reader) scanRangeDriver(b *ingest.Builder, q query, s map[int64]string, stmt string, lo, hi int64, emit func() error) (rows int, err error) {
+func (r *Reader) scanRangeDriver(b *ingest.Builder, q query, s *strs, stmt string, lo, hi int64, emit func() error) (rows int, err error) {
 	conn, err := r.db.Conn(context.Background())
 	if err != nil {
 		return 0, err

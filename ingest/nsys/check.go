@@ -1,0 +1,189 @@
+package nsys
+
+import (
+	"database/sql"
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// Range checks at ingest. Every enum and id column is checked once here, so
+// that consumers can index by the values they get: a value outside the
+// enum's range becomes the enum's "unknown" value, an id outside its sane
+// range becomes -1 (unknown), a StringIds reference that does not resolve
+// becomes a placeholder name, and a row whose times are unusable (start
+// NULL or negative, end before start) is left out. Each (table, column)
+// gives one warning with a count and an example value.
+
+// Enum ranges (NSYS_SCHEMA §3) and the value that stands for "unknown".
+const (
+	copyKindMax     = 13 // ENUM_CUDA_MEMCPY_OPER 0..13, 0 unknown
+	migCauseMax     = 5  // ENUM_CUDA_UNIF_MEM_MIGRATION 0..5, 0 unknown
+	memKindMax      = 7  // ENUM_CUDA_MEM_KIND 0..7, 7 unknown
+	memKindUnknown  = 7
+	accessTypeMax   = 4 // ENUM_CUDA_UNIF_MEM_ACCESS_TYPE 0..4, 0 unknown
+	syncTypeMax     = 4 // ENUM_CUPTI_SYNC_TYPE 0..4, 0 unknown
+	memOpMax        = 1 // ENUM_CUDA_DEV_MEM_EVENT_OPER 0 alloc, 1 free
+	eventClassMax   = 1 << 16
+	eventTypeMax    = 1 << 16
+	maxDeviceID     = 1 << 16
+	maxStreamID     = 1 << 32
+	maxContextID    = 1 << 32
+	unknownID       = -1
+	unresolvedIDFmt = "[unknown string id %d]"
+)
+
+// warnKey names the column a warning is about.
+type warnKey struct{ table, col string }
+
+// warnAcc counts the bad values of one column.
+type warnAcc struct {
+	n       int64
+	example int64
+	what    string // e.g. "values outside 0..13, read as 0 (unknown)"
+}
+
+// checks accumulates the range-check warnings of one scan (shared by its
+// parallel parts) or, merged, of a Reader.
+type checks struct {
+	mu sync.Mutex
+	m  map[warnKey]*warnAcc
+}
+
+// bad records one bad value of table.col.
+func (c *checks) bad(table, col string, v int64, what string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[warnKey]*warnAcc{}
+	}
+	k := warnKey{table, col}
+	a := c.m[k]
+	if a == nil {
+		a = &warnAcc{example: v, what: what}
+		c.m[k] = a
+	}
+	a.n++
+}
+
+// merge adds one finished scan's warnings: a table scanned twice (say by
+// two consumers) keeps the larger count, not the sum.
+func (c *checks) merge(o *checks) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, a := range o.m {
+		if c.m == nil {
+			c.m = map[warnKey]*warnAcc{}
+		}
+		if b := c.m[k]; b == nil || b.n < a.n {
+			x := *a
+			c.m[k] = &x
+		}
+	}
+}
+
+// Warnings lists, one line per column, the values the range checks
+// replaced and the rows they left out, sorted. It implements ingest.Warner.
+func (r *Reader) Warnings() []string {
+	c := &r.checks
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.m))
+	for k, a := range c.m {
+		rows := "rows"
+		if a.n == 1 {
+			rows = "row"
+		}
+		out = append(out, fmt.Sprintf("%s.%s: %d %s with %s (e.g. %d)", k.table, k.col, a.n, rows, a.what, a.example))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// enum returns v when 0 <= v <= hi, else unknown (recording a warning).
+func (c *checks) enum(table, col string, v, hi, unknown int64) int64 {
+	if v >= 0 && v <= hi {
+		return v
+	}
+	c.bad(table, col, v, fmt.Sprintf("values outside 0..%d, read as %d (unknown)", hi, unknown))
+	return unknown
+}
+
+// id returns v when 0 <= v < limit, else -1 (recording a warning).
+func (c *checks) id(table, col string, v, limit int64) int64 {
+	if v >= 0 && v < limit {
+		return v
+	}
+	c.bad(table, col, v, fmt.Sprintf("ids outside 0..%d, read as -1 (unknown)", limit-1))
+	return unknownID
+}
+
+// times reports whether a row's start and end are usable: start present
+// and not negative, end (when hasEnd) present and not before start.
+func (c *checks) times(table string, start, end sql.NullInt64, hasEnd bool) bool {
+	switch {
+	case !start.Valid:
+		c.bad(table, "start", 0, "NULL start, left out")
+	case start.Int64 < 0:
+		c.bad(table, "start", start.Int64, "negative start, left out")
+	case hasEnd && !end.Valid:
+		c.bad(table, "end", 0, "NULL end, left out")
+	case hasEnd && end.Int64 < start.Int64:
+		c.bad(table, "end", end.Int64-start.Int64, "end before start, left out; the example is end-start")
+	default:
+		return true
+	}
+	return false
+}
+
+// strs is StringIds: the map, and a bitmap of the ids below len(dense)*64
+// so that the per-row "does this id resolve" check is a bit test.
+type strs struct {
+	m     map[int64]string
+	dense []uint64
+}
+
+func newStrs(m map[int64]string) *strs {
+	s := &strs{m: m}
+	var hi int64 = -1
+	for id := range m {
+		if id >= 0 && id < 1<<24 && id > hi {
+			hi = id
+		}
+	}
+	s.dense = make([]uint64, (hi+64)/64)
+	for id := range m {
+		if id >= 0 && id < int64(len(s.dense))*64 {
+			s.dense[id/64] |= 1 << (id % 64)
+		}
+	}
+	return s
+}
+
+// has reports whether id is in StringIds.
+func (s *strs) has(id int64) bool {
+	if id >= 0 && id < int64(len(s.dense))*64 {
+		return s.dense[id/64]&(1<<(id%64)) != 0
+	}
+	_, ok := s.m[id]
+	return ok
+}
+
+// ref checks a StringIds reference; a value that does not resolve is
+// recorded, and get then yields the placeholder name.
+func (c *checks) ref(s *strs, table, col string, id int64) {
+	if !s.has(id) {
+		c.bad(table, col, id, "ids not in StringIds, read as \"[unknown string id N]\"")
+	}
+}
+
+// get resolves a StringIds reference ("[unknown string id N]" when it does
+// not resolve; the caller checked it with ref).
+func (s *strs) get(id int64) string {
+	if v, ok := s.m[id]; ok {
+		return v
+	}
+	return fmt.Sprintf(unresolvedIDFmt, id)
+}
