@@ -173,4 +173,3 @@ func rowsN(n int64) string {
 	}
 	return strconv.FormatInt(n, 10) + " rows"
 }
-
