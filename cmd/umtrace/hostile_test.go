@@ -82,10 +82,10 @@ func TestOutOfRangeCopyKind(t *testing.T) {
 		for _, args := range [][]string{
 			{"analyze", p, "-f", "md"},
 			{"analyze", p, "-f", "html"},
-			{"batch", dir, "-q", "-o", filepath.Join(t.TempDir(), "batch")},
+			{"batch", dir, "-q", "--out-dir", filepath.Join(t.TempDir(), "batch")},
 			{"diff", other, p},
 			{"gate", p},
-			{"export", p, "-o", filepath.Join(t.TempDir(), "out")},
+			{"export", p, "--out-dir", filepath.Join(t.TempDir(), "out")},
 		} {
 			var so, se bytes.Buffer
 			code := run(&so, &se, args)
