@@ -50,6 +50,30 @@ func reportsFor() []job.Report {
 	return []job.Report{mk(".md", "md"), mk(".json", "json")}
 }
 
+// inputs are a multi-trace command's inputs: the shard's part of the
+// expanded arguments, every input's id, and the arguments that matched
+// nothing (reported by shard 1 only).
+type inputs struct {
+	shard   job.Shard
+	paths   []string
+	ids     map[string]string
+	missing []job.Failure
+}
+
+// expandInputs expands args (directories, globs, files) and selects the
+// --shard value's part.
+func expandInputs(args []string, shard string) (inputs, error) {
+	sh, err := parseShardFlag(shard)
+	if err != nil {
+		return inputs{}, err
+	}
+	all, missing := job.Expand(args)
+	if sh.Index > 1 {
+		missing = nil
+	}
+	return inputs{shard: sh, paths: sh.Select(all), ids: job.TraceIDs(all, nil), missing: missing}, nil
+}
+
 // parseShardFlag parses --shard ("" selects everything).
 func parseShardFlag(s string) (job.Shard, error) {
 	if s == "" {
@@ -102,19 +126,11 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	sh, err := parseShardFlag(*shardFlag)
+	in, err := expandInputs(fs.Args(), *shardFlag)
 	if err != nil {
 		return err
 	}
-	all, missing := job.Expand(fs.Args())
-	ids := job.TraceIDs(all, nil)
-	paths := sh.Select(all)
-	if !sh.All() {
-		// Arguments that matched nothing are reported by shard 1 only.
-		if sh.Index != 1 {
-			missing = nil
-		}
-	}
+	sh, paths, ids, missing := in.shard, in.paths, in.ids, in.missing
 
 	progress := func(p job.Progress) {}
 	if !*quiet {

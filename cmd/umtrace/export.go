@@ -70,16 +70,11 @@ func cmdExport(stdout, stderr io.Writer, args []string) error {
 	if !slices.Contains(export.Formats, *format) {
 		return usageErr("unknown --format %q (want %s)", *format, strings.Join(export.Formats, " or "))
 	}
-	sh, err := parseShardFlag(*shardFlag)
+	in, err := expandInputs(fs.Args(), *shardFlag)
 	if err != nil {
 		return err
 	}
-	all, missing := job.Expand(fs.Args())
-	ids := job.TraceIDs(all, nil)
-	paths := sh.Select(all)
-	if sh.Index > 1 {
-		missing = nil // reported by shard 1
-	}
+	paths, ids, missing := in.paths, in.ids, in.missing
 	var fails []string
 	for _, m := range missing {
 		fails = append(fails, m.Reason)

@@ -97,6 +97,10 @@ func (o Opener) Analyze(path string, opts analyze.Options) (*Trace, error) {
 		// ingest.ErrNoCUDA, nsys.ErrCorrupt and read errors alike.
 		return nil, &Error{ExitBadInput, named(path, err)}
 	}
+	if db != path {
+		// Reports name the report file, not its cached export.
+		res.Trace.File = filepath.Base(path)
+	}
 	return &Trace{Path: path, SQLite: db, Reader: r, Result: res}, nil
 }
 
