@@ -9,9 +9,12 @@ all: build
 build:
 	$(GO) build -o $(BIN) ./cmd/umtrace
 
-# Runs the main job on the bundled storm trace.
+# Runs the main job on the bundled storm trace: the terminal report, then
+# the same analysis as HTML in bin/demo.html.
 demo: build
 	$(BIN) analyze testdata/traces/um_pingpong_default.sqlite
+	$(BIN) analyze testdata/traces/um_pingpong_default.sqlite -o $(dir $(BIN))demo.html
+	@echo "wrote $(dir $(BIN))demo.html; next: $(BIN) help"
 
 vet:
 	$(GO) vet ./...
