@@ -184,6 +184,31 @@ func TestOutputGrammar(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want a usage error with %q", c.args, code, stderr, c.want)
 		}
 	}
+	// redact and synth take their output file as -o or as the last argument.
+	a, b := filepath.Join(dir, "a.sqlite"), filepath.Join(dir, "b.sqlite")
+	if code, _, stderr := archRun("redact", trace, a, "-q"); code != exitOK {
+		t.Fatalf("redact IN OUT: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := archRun("redact", trace, "-o", b, "-q"); code != exitOK {
+		t.Fatalf("redact IN -o OUT: exit %d: %s", code, stderr)
+	}
+	_, ja, _ := archRun("analyze", a, "-f", "json")
+	_, jb, _ := archRun("analyze", b, "-f", "json")
+	if ja == "" || strings.ReplaceAll(ja, "a.sqlite", "b.sqlite") != jb {
+		t.Errorf("redact IN -o OUT and redact IN OUT analyze differently")
+	}
+	if code, _, stderr := archRun("redact", a, "-o", a); code != exitUsage || !strings.Contains(stderr, "never modifies") {
+		t.Errorf("redact X -o X: exit %d, stderr %q; want a usage error", code, stderr)
+	}
+	s1, s2 := filepath.Join(dir, "s1.sqlite"), filepath.Join(dir, "s2.sqlite")
+	archRun("synth", s1, "--steps", "120", "-q")
+	archRun("synth", "-o", s2, "--steps", "120", "-q")
+	d1, err1 := os.ReadFile(s1)
+	d2, err2 := os.ReadFile(s2)
+	if err1 != nil || err2 != nil || len(d1) == 0 || string(d1) != string(d2) {
+		t.Errorf("synth -o OUT and synth OUT differ or failed: %v %v", err1, err2)
+	}
+
 	// The deprecated --out still works and says what to use.
 	old := filepath.Join(dir, "old")
 	code, _, stderr := archRun("batch", trace, "-q", "--out", old)

@@ -124,3 +124,19 @@ func sameFile(a, b string) bool {
 	sb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
+
+// outputArg registers -o/--output for a command whose one output file may
+// also be given as its last argument (redact IN OUT, synth OUT.sqlite).
+func outputArg(fs *pflag.FlagSet, what string) func() ([]string, string, error) {
+	o := fs.StringP("output", "o", "", "write the "+what+" to `FILE` (or give FILE as the last argument)")
+	return func() ([]string, string, error) {
+		args := fs.Args()
+		if *o != "" {
+			return args, *o, nil
+		}
+		if len(args) == 0 {
+			return nil, "", usageErr("no output file: give -o FILE or FILE as the last argument")
+		}
+		return args[:len(args)-1], args[len(args)-1], nil
+	}
+}

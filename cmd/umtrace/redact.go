@@ -14,11 +14,12 @@ func init() {
 	register(command{
 		name:    "redact",
 		summary: "copy a trace without environment dumps, home paths, user and host names",
-		usage:   "IN OUT [flags]",
+		usage:   "IN OUT [flags] | IN -o OUT [flags]",
 		about: "IN is an nsys SQLite export; OUT a new file (never IN). Event data is untouched, " +
 			"so OUT analyzes exactly as IN does.",
 		examples: []string{
 			"umtrace redact run.sqlite run.redacted.sqlite",
+			"umtrace redact run.sqlite -o run.redacted.sqlite -q",
 		},
 		run: cmdRedact,
 	})
@@ -26,23 +27,29 @@ func init() {
 
 func cmdRedact(stdout, stderr io.Writer, args []string) error {
 	fs := newFlags("redact", stdout, stderr)
+	output := outputArg(fs, "redacted copy")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing on success")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 2 {
-		return usageErr("want IN and OUT, got %d arguments", fs.NArg())
+	ins, out, err := output()
+	if err != nil {
+		return err
 	}
-	in, out := fs.Arg(0), fs.Arg(1)
+	if len(ins) != 1 {
+		return usageErr("want one IN and one OUT, got %d arguments", fs.NArg())
+	}
+	in := ins[0]
 	if _, err := os.Stat(in); err != nil {
 		return badInput(err)
+	}
+	if sameFile(in, out) {
+		return usageErr("OUT %s is the input file: redact never modifies its input", out)
 	}
 	st, err := redact.File(in, out)
 	switch {
 	case errors.Is(err, redact.ErrNotSQLite):
 		return badInput(err)
-	case err != nil && strings.Contains(err.Error(), "never modifies"):
-		return usageErr("%v", err)
 	case err != nil:
 		return internal(fmt.Errorf("redact %s: %w", in, err))
 	}

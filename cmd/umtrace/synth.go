@@ -16,7 +16,7 @@ func init() {
 	register(command{
 		name:    "synth",
 		summary: "write a synthetic nsys export with planted UM storms, decoys and a ground-truth JSON",
-		usage:   "OUT.sqlite [flags]",
+		usage:   "OUT.sqlite [flags] | -o OUT.sqlite [flags]",
 		about: "A training-like run in the nsys 2025.3 schema with planted storm episodes and decoys, " +
 			"plus OUT.truth.json with the ground truth; deterministic per seed (docs/synth.md).",
 		examples: []string{
@@ -75,15 +75,19 @@ func cmdSynth(stdout, stderr io.Writer, args []string) error {
 	flags.IntVar(&cfg.SyncBurstDecoys, "sync-burst-decoys", d.SyncBurstDecoys, "decoy blocks with bursts of short syncs")
 	flags.IntVar(&cfg.DecoySteps, "decoy-steps", d.DecoySteps, "steps per decoy block")
 	flags.IntVar(&cfg.SyncBurstSize, "sync-burst-size", d.SyncBurstSize, "short syncs per sync-burst step")
+	output := outputArg(flags, "trace")
 	force := flags.Bool("force", false, "replace OUT and its .truth.json if they exist")
 	quiet := flags.BoolP("quiet", "q", false, "print nothing on success")
 	if err := parseFlags(flags, args); err != nil {
 		return err
 	}
-	if flags.NArg() != 1 {
+	rest, out, err := output()
+	if err != nil {
+		return err
+	}
+	if len(rest) != 0 {
 		return usageErr("want one output path, got %d arguments", flags.NArg())
 	}
-	out := flags.Arg(0)
 	if sh.Allocations == 0 {
 		sh.AllocMinBytes, sh.AllocMaxBytes = 0, 0
 	}
