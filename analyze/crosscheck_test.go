@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/umtrace/umtrace/analyze/analyzetest"
+
 	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/ingest/nsys"
 	"github.com/umtrace/umtrace/ingest/testshared"
@@ -20,15 +22,7 @@ func sharedTraces(t *testing.T) string {
 
 func analyzeTrace(t *testing.T, path string) *analyze.Result {
 	t.Helper()
-	r, err := nsys.Open(path, nsys.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	res, err := analyze.Analyze(r, analyze.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := analyzetest.Open(t, path)
 	return res
 }
 

@@ -5,8 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/umtrace/umtrace/analyze/analyzetest"
+
 	"github.com/umtrace/umtrace/analyze"
-	"github.com/umtrace/umtrace/ingest/nsys"
 	"github.com/umtrace/umtrace/ingest/testshared"
 )
 
@@ -25,15 +26,7 @@ func TestDevicesMatchGroupBy(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(dir, name)
-			r, err := nsys.Open(path, nsys.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			res, err := analyze.Analyze(r, analyze.DefaultOptions())
-			if err != nil {
-				t.Fatal(err)
-			}
+			r, res := analyzetest.Open(t, path)
 			db := r.DB()
 			gpuIDs := queryInts(t, db, `SELECT COUNT(DISTINCT id) FROM TARGET_INFO_GPU`)
 			if len(res.Devices) < int(gpuIDs[0][0]) || len(res.Devices) < 2 {

@@ -4,8 +4,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/umtrace/umtrace/analyze/analyzetest"
+
 	"github.com/umtrace/umtrace/analyze"
-	"github.com/umtrace/umtrace/ingest/nsys"
 )
 
 // TestStartupExcluded checks, on the shared traces, that a host-blocking
@@ -28,15 +29,7 @@ func TestStartupExcluded(t *testing.T) {
 	} {
 		t.Run(tc.trace, func(t *testing.T) {
 			path := filepath.Join(d, tc.trace+".sqlite")
-			src, err := nsys.Open(path, nsys.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer src.Close()
-			res, err := analyze.Analyze(src, analyze.DefaultOptions())
-			if err != nil {
-				t.Fatal(err)
-			}
+			src, res := analyzetest.Open(t, path)
 			samples, err := analyze.SyncSamples(src)
 			if err != nil {
 				t.Fatal(err)

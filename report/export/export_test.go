@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/umtrace/umtrace/analyze/analyzetest"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	pq "github.com/parquet-go/parquet-go"
 
-	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/ingest"
-	"github.com/umtrace/umtrace/ingest/nsys"
 	"github.com/umtrace/umtrace/ingest/testshared"
 	"github.com/umtrace/umtrace/report"
 )
@@ -29,15 +29,7 @@ func sharedTrace(t *testing.T, name string) string {
 // from the source.
 func exportOne(t *testing.T, path, dir, format string) (map[string]int64, report.SummaryRow) {
 	t.Helper()
-	r, err := nsys.Open(path, nsys.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	res, err := analyze.Analyze(r, analyze.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, res := analyzetest.Open(t, path)
 	id := report.BaseID(path)
 	row := report.SummaryRowFromResult(id, filepath.Base(path), "sha", "test", res)
 	if err := Trace(r, dir, id, format, row); err != nil {

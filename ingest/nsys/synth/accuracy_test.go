@@ -5,8 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/umtrace/umtrace/analyze/analyzetest"
+
 	"github.com/umtrace/umtrace/analyze"
-	"github.com/umtrace/umtrace/ingest/nsys"
 	"github.com/umtrace/umtrace/ingest/nsys/synth"
 )
 
@@ -139,15 +140,7 @@ func testAccuracy(t *testing.T, cases []struct {
 			if err != nil {
 				t.Fatalf("Generate: %v", err)
 			}
-			src, err := nsys.Open(path, nsys.Options{})
-			if err != nil {
-				t.Fatalf("nsys.Open: %v", err)
-			}
-			defer src.Close()
-			res, err := analyze.Analyze(src, analyze.DefaultOptions())
-			if err != nil {
-				t.Fatalf("Analyze: %v", err)
-			}
+			_, res := analyzetest.Open(t, path)
 			if res.Verdict != truth.Verdict {
 				t.Errorf("verdict %q (%s), want %q", res.Verdict, res.Reason, truth.Verdict)
 			}
