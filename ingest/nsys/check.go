@@ -3,6 +3,7 @@ package nsys
 import (
 	"database/sql"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 )
@@ -90,7 +91,10 @@ func (r *Reader) Warnings() []string {
 	c := &r.checks
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]string, 0, len(c.m))
+	out := make([]string, 0, len(c.m)+len(r.notes))
+	r.noteMu.Lock()
+	out = append(out, r.notes...)
+	r.noteMu.Unlock()
 	for k, a := range c.m {
 		rows := "rows"
 		if a.n == 1 {
@@ -186,4 +190,13 @@ func (s *strs) get(id int64) string {
 		return v
 	}
 	return fmt.Sprintf(unresolvedIDFmt, id)
+}
+
+// note records a warning about the read itself (one per table).
+func (r *Reader) note(msg string) {
+	r.noteMu.Lock()
+	defer r.noteMu.Unlock()
+	if !slices.Contains(r.notes, msg) {
+		r.notes = append(r.notes, msg)
+	}
 }

@@ -60,10 +60,13 @@ type Reader struct {
 	strs    *strs
 
 	checks checks // range-check warnings of finished scans
+	noteMu sync.Mutex
+	notes  []string // warnings about the read (a fallback to SQLite)
 
-	pages    *sqlitefile.File // the page reader; nil where it cannot read this file
-	pageMu   sync.Mutex
-	pageTabs map[string]*pageTable
+	pages     *sqlitefile.File // the page reader; nil where it cannot read this file
+	pagesOnly bool             // no fallback to SQLite on a doubtful page (UMTRACE_READER=pages)
+	pageMu    sync.Mutex
+	pageTabs  map[string]*pageTable
 }
 
 // Open opens an nsys SQLite export read-only. It never writes to the file.
@@ -75,6 +78,10 @@ func Open(path string, opts Options) (*Reader, error) {
 		opts.Mem = memory.DefaultAllocator
 	}
 	if err := checkHeader(path); err != nil {
+		return nil, err
+	}
+	usePages, pagesOnly, err := readerEnv()
+	if err != nil {
 		return nil, err
 	}
 	abs, err := filepath.Abs(path)
@@ -94,7 +101,10 @@ func Open(path string, opts Options) (*Reader, error) {
 	}
 	// Without the page reader (WAL files, UTF-16, an unreadable header)
 	// every table goes through SQLite.
-	r.pages, _ = sqlitefile.Open(path)
+	r.pagesOnly = pagesOnly
+	if usePages {
+		r.pages, _ = sqlitefile.Open(path)
+	}
 	return r, nil
 }
 

@@ -2,7 +2,10 @@ package nsys
 
 import (
 	"database/sql"
+	"errors"
+	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,8 +22,40 @@ import (
 // tests check both give the same rows on every shared export.
 
 // pageReads turns the page reader on (tests switch it off to compare with
-// the SQLite paths).
+// the SQLite paths; UMTRACE_READER=driver does too).
 var pageReads = true
+
+// pagesOnly turns the fallback to SQLite off: a page the page reader
+// doubts is an error (UMTRACE_READER=pages, for tests and diagnosis).
+var pagesOnly = false
+
+// readerEnv reads UMTRACE_READER: "driver" reads every table through
+// SQLite, "pages" through the page reader with no fallback, "" (default)
+// through the page reader where it can, falling back to SQLite for the
+// rest of a table at the first page it doubts.
+func readerEnv() (usePages, only bool, err error) {
+	switch v := os.Getenv("UMTRACE_READER"); v {
+	case "":
+		return true, false, nil
+	case "driver":
+		return false, false, nil
+	case "pages":
+		return true, true, nil
+	default:
+		return false, false, fmt.Errorf("UMTRACE_READER=%q: want driver or pages", v)
+	}
+}
+
+// pageCorrupt is the page reader's error on a page it doubts: the part's
+// rows are dropped and SQLite reads the table from rowid last+1 on (last
+// bounds the part from below; math.MinInt64: from the table's start).
+type pageCorrupt struct {
+	last int64
+	err  error
+}
+
+func (e *pageCorrupt) Error() string { return e.err.Error() }
+func (e *pageCorrupt) Unwrap() error { return e.err }
 
 // pageTable is how the page reader reads one table.
 type pageTable struct {
@@ -115,6 +150,11 @@ func (r *Reader) loadPageLayout(src string) (*pageTable, error) {
 		pt.cols[rowidCol] = c
 	}
 	pt.leaves, err = r.pages.Leaves(pt.root)
+	if errors.Is(err, sqlitefile.ErrCorrupt) && !pagesOnly && !r.pagesOnly {
+		// A doubtful interior page: the whole table is SQLite's.
+		r.note(fmt.Sprintf("%s: the page reader doubted its b-tree (%v); the table was read through SQLite", src, err))
+		return nil, nil
+	}
 	if err != nil {
 		return nil, r.wrapDBErr("reading "+src, err)
 	}
@@ -170,6 +210,13 @@ func (r *Reader) scanPages(b *ingest.Builder, q query, s *strs, cols []sqlitefil
 		}
 		if err == io.EOF {
 			return rows, nil
+		}
+		if errors.Is(err, sqlitefile.ErrCorrupt) && !pagesOnly && !r.pagesOnly {
+			// The part is SQLite's from its start: the rows past its
+			// parents' lower bound.
+			pc := &pageCorrupt{err: err}
+			pc.last, _ = r.pages.Bound(leaves[0])
+			return rows, pc
 		}
 		if err != nil {
 			return rows, err

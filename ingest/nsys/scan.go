@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -462,6 +464,7 @@ func (r *Reader) scan(t *ingest.Table, src string, newQuery func() query, s *str
 	if !lo.Valid {
 		return nil // empty table
 	}
+	span := struct{ lo, hi int64 }{lo.Int64, hi.Int64}
 	parts := 1
 	if n := hi.Int64 - lo.Int64 + 1; n >= minParallelRows {
 		parts = int(min(n/(minParallelRows/2), maxParts))
@@ -473,6 +476,7 @@ func (r *Reader) scan(t *ingest.Table, src string, newQuery func() query, s *str
 		batch   int
 		batches int
 		read    func(b *ingest.Builder, q query, emit func() error) (int, error)
+		hold    bool // hold the batches until the part is read (page parts)
 	}
 	var ps []part
 	pt, err := r.pageLayout(src)
@@ -509,6 +513,7 @@ func (r *Reader) scan(t *ingest.Table, src string, newQuery func() query, s *str
 				read: func(b *ingest.Builder, q query, emit func() error) (int, error) {
 					return r.scanPages(b, q, s, cols, l, emit)
 				},
+				hold: true,
 			})
 		}
 	} else {
@@ -540,13 +545,43 @@ func (r *Reader) scan(t *ingest.Table, src string, newQuery func() query, s *str
 		// Size each batch's buffers once (the part's rows, at most a
 		// batch) instead of letting every column double its way up.
 		b.Reserve(p.batch)
+		// A page part holds its batches until it has read every page:
+		// if it doubts one, SQLite reads the part again from its start.
+		var held []arrow.RecordBatch
+		defer func() {
+			for _, rec := range held {
+				rec.Release()
+			}
+		}()
 		emit := func() error {
 			rec := b.NewBatch()
-			defer rec.Release()
 			b.Reserve(p.batch)
+			if p.hold {
+				held = append(held, rec)
+				return nil
+			}
+			defer rec.Release()
 			return fn(rec)
 		}
 		rows, err := p.read(b, q, emit)
+		if err == nil && p.hold {
+			if b.Rows() > 0 {
+				emit()
+			}
+			for i, rec := range held {
+				if err = fn(rec); err != nil {
+					break
+				}
+				rec.Release()
+				held[i] = nil
+			}
+			held = slices.DeleteFunc(held, func(r arrow.RecordBatch) bool { return r == nil })
+			return err
+		}
+		var pc *pageCorrupt
+		if errors.As(err, &pc) {
+			return pc
+		}
 		if err != nil {
 			if err == errStopped {
 				return err
@@ -558,8 +593,36 @@ func (r *Reader) scan(t *ingest.Table, src string, newQuery func() query, s *str
 		}
 		return nil
 	}
+	// rest reads, through SQLite, the rows after the page reader's last
+	// good one when it doubted a page.
+	rest := func(pc *pageCorrupt) error {
+		r.note(fmt.Sprintf("%s: the page reader doubted a page (%v); rows after rowid %d read through SQLite", src, pc.err, pc.last))
+		lo := pc.last
+		if lo != math.MinInt64 && lo != math.MaxInt64 {
+			lo++
+		}
+		// The same rowid span as the SQLite path reads (a damaged tree
+		// can hold keys past it that SQLite's range walk never sees).
+		lo = max(lo, span.lo)
+		end := span.hi
+		if end < math.MaxInt64 {
+			end++
+		}
+		stmt := base + ` WHERE rowid >= ? AND rowid < ?`
+		return readPart(part{
+			what:  fmt.Sprintf("rowid %d..%d after a doubtful page", lo, end-1),
+			batch: r.opts.BatchRows,
+			read: func(bd *ingest.Builder, q query, emit func() error) (int, error) {
+				return r.scanRangeDriver(bd, q, s, stmt, lo, end, emit)
+			},
+		}, newQuery(), fn)
+	}
 	if len(ps) == 1 {
-		return readPart(ps[0], q, fn)
+		err := readPart(ps[0], q, fn)
+		if pc := (*pageCorrupt)(nil); errors.As(err, &pc) {
+			return rest(pc)
+		}
+		return err
 	}
 	// Part i sends its batches on chs[i], which holds all of them, so a
 	// part never waits for the consumer (a waiting part would hold a
@@ -607,6 +670,16 @@ func (r *Reader) scan(t *ingest.Table, src string, newQuery func() query, s *str
 				}
 			}
 			rec.Release()
+		}
+		if pc := (*pageCorrupt)(nil); ferr == nil && errors.As(errs[i], &pc) {
+			// Parts after this one are SQLite's now: stop and drop them.
+			close(done)
+			for j := i + 1; j < launched; j++ {
+				for rec := range chs[j] {
+					rec.Release()
+				}
+			}
+			return rest(pc)
 		}
 		if ferr == nil && errs[i] != nil {
 			ferr = errs[i]

@@ -44,6 +44,9 @@ type File struct {
 	usable   int       // page size less the reserved bytes at each page's end
 	nPages   uint32    // pages in the file
 	windows  sync.Pool // read windows of finished cursors, for reuse
+
+	boundMu sync.Mutex
+	bounds  map[uint32]bound // key range of each leaf, from its parents (Leaves)
 }
 
 // Open opens the database file at path read-only and checks its header.
@@ -134,7 +137,9 @@ const maxDepth = 40
 func (f *File) Leaves(root uint32) ([]uint32, error) {
 	buf := make([]byte, f.pageSize)
 	level := []uint32{root}
-	total := 0
+	bounds := []bound{full}
+	seen := map[uint32]bool{root: true}
+	var scratch []extent
 	for depth := 0; ; depth++ {
 		if depth > maxDepth {
 			return nil, fmt.Errorf("%w: b-tree at page %d is deeper than %d", ErrCorrupt, root, maxDepth)
@@ -145,22 +150,37 @@ func (f *File) Leaves(root uint32) ([]uint32, error) {
 		}
 		switch typ {
 		case leafTable:
+			f.boundMu.Lock()
+			if f.bounds == nil {
+				f.bounds = map[uint32]bound{}
+			}
+			for i, p := range level {
+				f.bounds[p] = bounds[i]
+			}
+			f.boundMu.Unlock()
 			return level, nil
 		case interiorTable:
 		default:
 			return nil, fmt.Errorf("%w: page %d has type %#x, want a table b-tree page", ErrCorrupt, level[0], typ)
 		}
 		var next []uint32
-		for _, p := range level {
-			if next, err = f.children(p, buf, next); err != nil {
+		var nextB []bound
+		for i, p := range level {
+			n0 := len(next)
+			if next, nextB, err = f.children(p, buf, bounds[i], next, nextB, &scratch); err != nil {
 				return nil, err
 			}
-			if total+len(next) > int(f.nPages) {
+			for _, c := range next[n0:] {
+				if seen[c] {
+					return nil, fmt.Errorf("%w: b-tree at page %d reaches page %d twice", ErrCorrupt, root, c)
+				}
+				seen[c] = true
+			}
+			if len(seen) > int(f.nPages) {
 				return nil, fmt.Errorf("%w: b-tree at page %d has a cycle", ErrCorrupt, root)
 			}
 		}
-		total += len(next)
-		level = next
+		level, bounds = next, nextB
 	}
 }
 
@@ -175,32 +195,41 @@ func (f *File) pageType(p uint32, buf []byte) (byte, error) {
 	return buf[0], nil
 }
 
-// children appends the child pages of interior table page p to dst.
-func (f *File) children(p uint32, buf []byte, dst []uint32) ([]uint32, error) {
+// children appends the child pages of interior table page p, whose keys
+// lie in b, to dst, and their key ranges to dstB: the page's keys must
+// ascend within b.
+func (f *File) children(p uint32, buf []byte, b bound, dst []uint32, dstB []bound, scratch *[]extent) ([]uint32, []bound, error) {
 	typ, err := f.pageType(p, buf)
 	if err != nil {
-		return dst, err
+		return dst, dstB, err
 	}
 	if typ != interiorTable {
-		return dst, fmt.Errorf("%w: page %d has type %#x among interior pages", ErrCorrupt, p, typ)
+		return dst, dstB, fmt.Errorf("%w: page %d has type %#x among interior pages", ErrCorrupt, p, typ)
 	}
 	off := 0
 	if p == 1 {
 		off = headerSize
 	}
-	n := int(binary.BigEndian.Uint16(buf[off+3:]))
-	ptrs := off + 12
-	if ptrs+2*n > f.usable {
-		return dst, fmt.Errorf("%w: page %d: %d cells overflow the page", ErrCorrupt, p, n)
+	pg := buf[:f.usable]
+	n, ptrs, err := checkPage(pg, off, p, true, scratch)
+	if err != nil {
+		return dst, dstB, err
 	}
+	lo := b.lo
 	for i := 0; i < n; i++ {
-		c := int(binary.BigEndian.Uint16(buf[ptrs+2*i:]))
-		if c < ptrs+2*n || c+4 > f.usable {
-			return dst, fmt.Errorf("%w: page %d: cell %d at offset %d", ErrCorrupt, p, i, c)
+		c := int(binary.BigEndian.Uint16(pg[ptrs+2*i:]))
+		key, _ := uvarint(pg[c+4:])
+		k := int64(key)
+		if k <= lo || k > b.hi {
+			return dst, dstB, fmt.Errorf("%w: page %d: key %d of cell %d out of order (after %d, at most %d)", ErrCorrupt, p, k, i, lo, b.hi)
 		}
-		dst = append(dst, binary.BigEndian.Uint32(buf[c:]))
+		dst = append(dst, binary.BigEndian.Uint32(pg[c:]))
+		dstB = append(dstB, bound{lo, k})
+		lo = k
 	}
-	return append(dst, binary.BigEndian.Uint32(buf[off+8:])), nil
+	dst = append(dst, binary.BigEndian.Uint32(pg[off+8:]))
+	dstB = append(dstB, bound{lo, b.hi})
+	return dst, dstB, nil
 }
 
 // Column selects one output of a Cursor.
@@ -248,6 +277,22 @@ type Cursor struct {
 	strs    map[string]string // intern's cache
 	types   []uint64          // serial types of the current record's columns
 	offs    []int             // their offsets in the record body
+	scratch []extent          // checkPage's
+	bound   bound             // the current leaf's key range
+	last    int64             // the last rowid read on this leaf
+	started bool              // last is set
+}
+
+// Bound returns the key range the parents of leaf p (from Leaves) allow:
+// lo < rowid <= hi; lo is math.MinInt64 when nothing bounds it below.
+func (f *File) Bound(p uint32) (lo, hi int64) {
+	f.boundMu.Lock()
+	defer f.boundMu.Unlock()
+	b, ok := f.bounds[p]
+	if !ok {
+		return math.MinInt64, math.MaxInt64
+	}
+	return b.lo, b.hi
 }
 
 // NewCursor returns a cursor over leaves (from Leaves, or a sub-slice of
@@ -362,12 +407,17 @@ func (c *Cursor) load(p uint32) error {
 	if pg[off] != leafTable {
 		return fmt.Errorf("%w: page %d has type %#x, want a table leaf", ErrCorrupt, p, pg[off])
 	}
-	n := int(binary.BigEndian.Uint16(pg[off+3:]))
-	ptrs := off + 8
-	if ptrs+2*n > f.usable {
-		return fmt.Errorf("%w: page %d: %d cells overflow the page", ErrCorrupt, p, n)
+	n, ptrs, err := checkPage(pg[:f.usable], off, p, false, &c.scratch)
+	if err != nil {
+		return err
 	}
-	c.page, c.pageNo, c.cell, c.nCells, c.ptrs = pg[:f.usable], p, 0, n, ptrs
+	f.boundMu.Lock()
+	b, ok := f.bounds[p]
+	f.boundMu.Unlock()
+	if !ok {
+		b = full // a leaf list that did not come from Leaves
+	}
+	c.page, c.pageNo, c.cell, c.nCells, c.ptrs, c.bound, c.started = pg[:f.usable], p, 0, n, ptrs, b, false
 	return nil
 }
 
@@ -387,6 +437,12 @@ func (c *Cursor) decode(vals []int64, nulls []uint8, texts []string) error {
 	if k2 == 0 {
 		return fmt.Errorf("%w: rowid", ErrCorrupt)
 	}
+	// Keys ascend within a leaf and stay in its range from its parents
+	// (so they ascend across leaves too). No key is below MinInt64.
+	if r := int64(rowid); (r <= c.bound.lo && c.bound.lo != math.MinInt64) || r > c.bound.hi || (c.started && r <= c.last) {
+		return fmt.Errorf("%w: rowid %d out of order (after %d, leaf range %d..%d)", ErrCorrupt, r, c.last, c.bound.lo, c.bound.hi)
+	}
+	c.last, c.started = int64(rowid), true
 	cell = cell[k+k2:]
 	// The payload stays on the page up to X bytes; beyond that a prefix of
 	// it does and the rest is on a chain of overflow pages.
@@ -428,6 +484,23 @@ func (c *Cursor) decode(vals []int64, nulls []uint8, texts []string) error {
 	}
 	for i := n; i < len(types); i++ {
 		types[i] = missing
+	}
+	// As SQLite does once it has read a whole record header: the columns
+	// fill the body exactly.
+	for len(h) > 0 {
+		t, k := uvarint(h)
+		if k == 0 {
+			return fmt.Errorf("%w: record header", ErrCorrupt)
+		}
+		sz := contentSize(t)
+		if sz < 0 {
+			return fmt.Errorf("%w: serial type %d", ErrCorrupt, t)
+		}
+		off += sz
+		h = h[k:]
+	}
+	if off != len(body) {
+		return fmt.Errorf("%w: record columns take %d bytes of a %d-byte body", ErrCorrupt, off, len(body))
 	}
 	for j, col := range c.cols {
 		vals[j], nulls[j] = 0, 0
@@ -542,6 +615,9 @@ func (c *Cursor) spill(cell []byte, size uint64) ([]byte, error) {
 		next = binary.BigEndian.Uint32(c.ovflBuf)
 		take := min(size-uint64(len(rec)), u-4)
 		rec = append(rec, c.ovflBuf[4:4+take]...)
+	}
+	if next != 0 {
+		return nil, fmt.Errorf("%w: overflow chain longer than its %d-byte payload", ErrCorrupt, size)
 	}
 	c.ovfl = rec
 	return rec, nil

@@ -1,0 +1,5 @@
+//go:build !race
+
+package nsys
+
+const raceEnabled = false
