@@ -64,6 +64,7 @@ type Reader struct {
 	notes  []string // warnings about the read (a fallback to SQLite)
 
 	pages     *sqlitefile.File // the page reader; nil where it cannot read this file
+	tmpDir    string           // a recovered copy's directory (sidecar.go), removed by Close
 	pagesOnly bool             // no fallback to SQLite on a doubtful page (UMTRACE_READER=pages)
 	pageMu    sync.Mutex
 	pageTabs  map[string]*pageTable
@@ -84,26 +85,39 @@ func Open(path string, opts Options) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	abs, err := filepath.Abs(path)
+	// Committed rows in a -wal file, or a hot journal: read a recovered
+	// copy (sidecar.go), never the input as it is nor the input changed.
+	file, tmpDir, side := path, "", sidecar(path)
+	if side != "" {
+		if tmpDir, file, err = recoverCopy(path, side); err != nil {
+			return nil, err
+		}
+	}
+	abs, err := filepath.Abs(file)
 	if err != nil {
+		os.RemoveAll(tmpDir)
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro&immutable=1&_query_only=1"}
 	db, err := sql.Open("sqlite3", u.String())
 	if err != nil {
+		os.RemoveAll(tmpDir)
 		return nil, fmt.Errorf("%s: opening: %w", path, err)
 	}
 	db.SetMaxOpenConns(8)
-	r := &Reader{path: path, uri: u.String(), db: db, opts: opts}
+	r := &Reader{path: path, uri: u.String(), db: db, opts: opts, tmpDir: tmpDir}
+	if side != "" {
+		r.note(fmt.Sprintf("%s: read with %s applied, from a temporary copy", filepath.Base(path), filepath.Base(side)))
+	}
 	if err := r.detect(); err != nil {
-		db.Close()
+		r.Close()
 		return nil, err
 	}
 	// Without the page reader (WAL files, UTF-16, an unreadable header)
 	// every table goes through SQLite.
 	r.pagesOnly = pagesOnly
 	if usePages {
-		r.pages, _ = sqlitefile.Open(path)
+		r.pages, _ = sqlitefile.Open(file)
 	}
 	return r, nil
 }
@@ -113,7 +127,11 @@ func (r *Reader) Close() error {
 	if r.pages != nil {
 		r.pages.Close()
 	}
-	return r.db.Close()
+	err := r.db.Close()
+	if r.tmpDir != "" {
+		os.RemoveAll(r.tmpDir)
+	}
+	return err
 }
 
 // Info describes the export.

@@ -59,6 +59,9 @@ func File(in, out string) (*Stats, error) {
 	}
 	ok := false
 	defer func() {
+		for _, suffix := range []string{"-wal", "-journal", "-shm"} {
+			os.Remove(tmp + suffix)
+		}
 		if !ok {
 			os.Remove(tmp)
 		}
@@ -113,6 +116,19 @@ func copyToTemp(in, out string) (string, error) {
 	if err := dst.Close(); err != nil {
 		os.Remove(dst.Name())
 		return "", err
+	}
+	// Committed rows in a -wal file, or a hot journal, are part of the
+	// database: copy them beside the copy, and SQLite applies them when
+	// redactDB opens it (switching to DELETE journal mode checkpoints).
+	for _, suffix := range []string{"-wal", "-journal"} {
+		side, err := os.ReadFile(in + suffix)
+		if err != nil || len(side) == 0 {
+			continue
+		}
+		if err := os.WriteFile(dst.Name()+suffix, side, 0o600); err != nil {
+			os.Remove(dst.Name())
+			return "", err
+		}
 	}
 	// CreateTemp makes the file 0600; give the copy the input's permissions.
 	if fi, err := src.Stat(); err == nil {
