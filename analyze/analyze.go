@@ -50,7 +50,8 @@ type analysis struct {
 	storms     []*Episode              // storm episodes
 	baseline   map[int32]float64       // calm median per API id
 	work       map[streamKey][]gpuWork // all GPU work per stream, sorted by end
-	calmKernel map[int32]float64       // median kernel time outside storm episodes
+	calmKernel map[int32]float64       // median kernel time outside storm episodes, for calmDone ids
+	calmDone   []bool                  // by kernel name id: calmKernel looked at
 	maxWork    map[streamKey]int64     // longest GPU work per stream
 	stepErr    error                   // Options.StepRange names no repeated range
 }
@@ -331,16 +332,50 @@ func (a *analysis) findSteps() {
 		}
 		return
 	}
-	groups := map[string][]nvtxRange{}
-	for _, r := range rs {
-		key := digits.ReplaceAllString(r.name, "N")
+	// Group ranges by key (the name with digit runs as N). Each distinct
+	// name's group is found once: the regexp and hashing long names per
+	// range were the cost on traces with millions of ranges.
+	var keys []string
+	var lists [][]nvtxRange
+	index := map[string]int{}
+	groupOf := func(name string) int { // -1: not a candidate
+		key := digits.ReplaceAllString(name, "N")
 		if a.opts.StepRange != "" {
-			if r.name != a.opts.StepRange && key != a.opts.StepRange && !strings.HasPrefix(r.name, a.opts.StepRange) {
-				continue
+			if name != a.opts.StepRange && key != a.opts.StepRange && !strings.HasPrefix(name, a.opts.StepRange) {
+				return -1
 			}
 			key = a.opts.StepRange
 		}
-		groups[key] = append(groups[key], r)
+		g, ok := index[key]
+		if !ok {
+			g = len(keys)
+			index[key] = g
+			keys, lists = append(keys, key), append(lists, nil)
+		}
+		return g
+	}
+	byID := make([]int32, len(a.c.nvtxNames.names))
+	for i := range byID {
+		byID[i] = -2 // not looked up yet
+	}
+	for _, r := range rs {
+		var g int
+		switch {
+		case r.nameID < 0:
+			g = groupOf(r.name)
+		case byID[r.nameID] != -2:
+			g = int(byID[r.nameID])
+		default:
+			g = groupOf(r.name)
+			byID[r.nameID] = int32(g)
+		}
+		if g >= 0 {
+			lists[g] = append(lists[g], r)
+		}
+	}
+	groups := make(map[string][]nvtxRange, len(keys))
+	for g, key := range keys {
+		groups[key] = lists[g]
 	}
 	type cand struct {
 		key   string
@@ -724,13 +759,6 @@ func (a *analysis) evidence(e *Episode) {
 // kernelSlowdown compares kernels that started in [lo,hi) with their runs
 // outside every storm episode.
 func (a *analysis) kernelSlowdown(lo, hi int64) []KernelSlow {
-	if a.calmKernel == nil {
-		a.calmKernel = map[int32]float64{}
-		a.kernelSamples(func(w gpuWork, start int64) bool { return !a.inStorm(start) }, func(id int32, ds []float64) {
-			sortFloats(ds, nil)
-			a.calmKernel[id] = quantileF(ds, 0.5)
-		})
-	}
 	in := map[int32][]int64{}
 	for k, ws := range a.work {
 		// ws is sorted by end; kernels starting in the window end at or
@@ -743,6 +771,28 @@ func (a *analysis) kernelSlowdown(lo, hi int64) []KernelSlow {
 				in[w.name] = append(in[w.name], d)
 			}
 		}
+	}
+	// Calm medians of the kernels seen here that no earlier episode asked
+	// for (computing every kernel's up front costs a sample per run of
+	// each of millions of kernel names).
+	if a.calmDone == nil {
+		a.calmKernel = map[int32]float64{}
+		a.calmDone = make([]bool, len(a.c.kernelNames.names))
+	}
+	var want []bool
+	for id := range in {
+		if !a.calmDone[id] {
+			if want == nil {
+				want = make([]bool, len(a.calmDone))
+			}
+			want[id], a.calmDone[id] = true, true
+		}
+	}
+	if want != nil {
+		a.kernelSamples(want, func(w gpuWork, start int64) bool { return !a.inStorm(start) }, func(id int32, ds []float64) {
+			sortFloats(ds, nil)
+			a.calmKernel[id] = quantileF(ds, 0.5)
+		})
 	}
 	var ks []KernelSlow
 	totals := map[string]int64{}
@@ -822,14 +872,15 @@ func (g *migAgg) list() []MigrationAgg {
 	return out
 }
 
-// kernelSamples calls fn once per kernel name with the durations of its
-// runs that keep returns true for. It counts first and fills exact-size
-// slices, so the only allocation is one float64 per kept kernel run.
-func (a *analysis) kernelSamples(keep func(w gpuWork, start int64) bool, fn func(id int32, ds []float64)) {
+// kernelSamples calls fn once per kernel name id with want[id] set (every
+// id when want is nil) with the durations of its runs that keep returns
+// true for. It counts first and fills exact-size slices, so the only
+// allocation is one float64 per kept kernel run.
+func (a *analysis) kernelSamples(want []bool, keep func(w gpuWork, start int64) bool, fn func(id int32, ds []float64)) {
 	counts := make([]int, len(a.c.kernelNames.names))
 	for k, ws := range a.work {
 		for _, w := range ws {
-			if w.name >= 0 && keep(w, w.end-a.wdur(k, w)) {
+			if w.name >= 0 && (want == nil || want[w.name]) && keep(w, w.end-a.wdur(k, w)) {
 				counts[w.name]++
 			}
 		}
@@ -842,7 +893,7 @@ func (a *analysis) kernelSamples(keep func(w gpuWork, start int64) bool, fn func
 	}
 	for k, ws := range a.work {
 		for _, w := range ws {
-			if w.name >= 0 {
+			if w.name >= 0 && counts[w.name] > 0 {
 				d := a.wdur(k, w)
 				if keep(w, w.end-d) {
 					ds[w.name] = append(ds[w.name], float64(d))

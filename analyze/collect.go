@@ -18,15 +18,29 @@ import (
 type interner struct {
 	ids   map[string]int32
 	names []string
+	// arena holds the names' bytes, many to an allocation: millions of
+	// kernel names as separate objects make every GC cycle long.
+	arena strings.Builder
 }
 
 func newInterner() *interner { return &interner{ids: map[string]int32{}} }
+
+const arenaBytes = 1 << 20
 
 func (in *interner) id(s string) int32 {
 	if id, ok := in.ids[s]; ok {
 		return id
 	}
-	s = strings.Clone(s) // s may point into an Arrow buffer released with its batch
+	// s may point into an Arrow buffer released with its batch: copy it.
+	// A Builder never moves bytes it has handed out in String() unless it
+	// grows, so a full arena is replaced, not grown.
+	if in.arena.Cap()-in.arena.Len() < len(s) {
+		in.arena = strings.Builder{}
+		in.arena.Grow(max(arenaBytes, len(s)))
+	}
+	at := in.arena.Len()
+	in.arena.WriteString(s)
+	s = in.arena.String()[at:]
 	id := int32(len(in.names))
 	in.ids[s] = id
 	in.names = append(in.names, s)
@@ -124,7 +138,8 @@ type cfault struct {
 type nvtxRange struct {
 	start, end int64
 	pid, tid   int64
-	name       string
+	name       string // interned in collector.nvtxNames
+	nameID     int32  // -1 for a null name
 }
 
 type alloc struct {
@@ -178,8 +193,11 @@ type collector struct {
 	cfaults    []cfault
 	siteNames  *interner
 	allocs     []alloc
+	// Per-device and memory figures (devices.go), fed by the same pass.
+	multi *multiData
 	// NVTX, threads, GPUs
 	ranges      []nvtxRange
+	nvtxNames   *interner
 	threadNames map[streamKey]string
 	gpus        []string
 }
@@ -198,10 +216,18 @@ var needed = map[*ingest.Table][]string{
 	ingest.MemUsage: {ingest.ColAddress, ingest.ColBytes, ingest.ColMemKind, ingest.ColOperation},
 }
 
-// collect reads every table of src.
+// tap is an extra consumer of a table's batches in collect's one pass, with
+// the columns it reads.
+type tap struct {
+	cols []string
+	fn   func(arrow.RecordBatch)
+}
+
+// collect reads every table of src, once: the collector's own records and
+// the per-device figures' taps (newMultiData) from the same batches.
 func collect(src ingest.Source) (*collector, error) {
 	c := &collector{
-		apiNames: newInterner(), kernelNames: newInterner(), siteNames: newInterner(),
+		apiNames: newInterner(), kernelNames: newInterner(), siteNames: newInterner(), nvtxNames: newInterner(),
 		threads: map[streamKey]bool{}, kernels: map[streamKey]*chunks[gpuWork]{}, copies: map[streamKey]*chunks[gpuWork]{},
 		memsets: map[streamKey]*chunks[gpuWork]{}, copyStream: map[pidCorr]int64{}, setStream: map[pidCorr]int64{},
 		syncStream: map[pidCorr]int64{}, threadNames: map[streamKey]string{},
@@ -214,21 +240,39 @@ func collect(src ingest.Source) (*collector, error) {
 		c.cfaults = make([]cfault, 0, est.EstimateRows(ingest.CPUFault))
 	}
 	var kSpan, cSpan, sSpan = newSpan(), newSpan(), newSpan()
-	jobs := []struct {
-		t  *ingest.Table
-		fn func(arrow.RecordBatch)
-	}{
-		{ingest.API, c.addAPI},
-		{ingest.Kernel, func(r arrow.RecordBatch) { c.addWork(r, ingest.Kernel, c.kernels, nil, &kSpan) }},
-		{ingest.Memcpy, func(r arrow.RecordBatch) { c.addMemcpy(r, &cSpan) }},
-		{ingest.Memset, func(r arrow.RecordBatch) { c.addWork(r, ingest.Memset, c.memsets, c.setStream, &sSpan) }},
-		{ingest.Sync, c.addSync},
-		{ingest.GPUFault, c.addGPUFault},
-		{ingest.CPUFault, c.addCPUFault},
-		{ingest.NVTX, c.addNVTX},
-		{ingest.MemUsage, c.addMemUsage},
-		{ingest.Thread, c.addThread},
-		{ingest.GPU, c.addGPU},
+	type job struct {
+		t    *ingest.Table
+		fn   func(arrow.RecordBatch)
+		cols []string
+	}
+	jobs := []job{
+		{t: ingest.API, fn: c.addAPI},
+		{t: ingest.Kernel, fn: func(r arrow.RecordBatch) { c.addWork(r, ingest.Kernel, c.kernels, nil, &kSpan) }},
+		{t: ingest.Memcpy, fn: func(r arrow.RecordBatch) { c.addMemcpy(r, &cSpan) }},
+		{t: ingest.Memset, fn: func(r arrow.RecordBatch) { c.addWork(r, ingest.Memset, c.memsets, c.setStream, &sSpan) }},
+		{t: ingest.Sync, fn: c.addSync},
+		{t: ingest.GPUFault, fn: c.addGPUFault},
+		{t: ingest.CPUFault, fn: c.addCPUFault},
+		{t: ingest.NVTX, fn: c.addNVTX},
+		{t: ingest.MemUsage, fn: c.addMemUsage},
+		{t: ingest.Thread, fn: c.addThread},
+		{t: ingest.GPU, fn: c.addGPU},
+	}
+	md, taps := newMultiData()
+	c.multi = md
+	for i := range jobs {
+		j := &jobs[i]
+		if tp, ok := taps[j.t]; ok {
+			own := j.fn
+			j.fn = func(r arrow.RecordBatch) { own(r); tp.fn(r) }
+			j.cols = union(needed[j.t], tp.cols)
+			delete(taps, j.t)
+		} else {
+			j.cols = needed[j.t]
+		}
+	}
+	for t, tp := range taps {
+		jobs = append(jobs, job{t: t, fn: tp.fn, cols: tp.cols})
 	}
 	errs := make([]error, len(jobs))
 	var wg sync.WaitGroup
@@ -244,7 +288,7 @@ func collect(src ingest.Source) (*collector, error) {
 			defer func() { <-sem }()
 			fn := func(r arrow.RecordBatch) error { j.fn(r); return nil }
 			if cs, ok := src.(ingest.ColumnScanner); ok {
-				errs[i] = cs.ScanColumns(j.t, needed[j.t], fn)
+				errs[i] = cs.ScanColumns(j.t, j.cols, fn)
 			} else {
 				errs[i] = src.Scan(j.t, fn)
 			}
@@ -255,6 +299,11 @@ func collect(src ingest.Source) (*collector, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", jobs[i].t.Name, err)
 		}
+	}
+	md.finish()
+	// The lookup maps are done with: drop them before the analysis.
+	for _, in := range []*interner{c.apiNames, c.kernelNames, c.siteNames, c.nvtxNames} {
+		in.ids = nil
 	}
 	for _, s := range []span{kSpan, cSpan, sSpan} {
 		if s.lo <= s.hi {
@@ -504,11 +553,27 @@ func (c *collector) addNVTX(r arrow.RecordBatch) {
 	pid, tid := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColTid)
 	et := ingest.I32(r, t, ingest.ColEventType)
 	names := ingest.Str(r, t, ingest.ColName)
+	// Names are interned: millions of ranges share a few thousand names.
+	local := make([]int32, names.DictLen())
+	for k := range local {
+		local[k] = -1
+	}
 	for i := 0; i < int(r.NumRows()); i++ {
 		if en.IsNull(i) || !rangeTypes[et.Value(i)] {
 			continue
 		}
-		c.ranges = push(c.ranges, nvtxRange{start: st.Value(i), end: en.Value(i), pid: pid.Value(i), tid: tid.Value(i), name: strings.Clone(names.Value(i))})
+		id := int32(-1)
+		if k := names.Key(i); k >= 0 {
+			if local[k] < 0 {
+				local[k] = c.nvtxNames.id(names.DictValue(k))
+			}
+			id = local[k]
+		}
+		name := ""
+		if id >= 0 {
+			name = c.nvtxNames.names[id]
+		}
+		c.ranges = push(c.ranges, nvtxRange{start: st.Value(i), end: en.Value(i), pid: pid.Value(i), tid: tid.Value(i), name: name, nameID: id})
 	}
 }
 
@@ -537,4 +602,15 @@ func (c *collector) addGPU(r arrow.RecordBatch) {
 	for i := 0; i < names.Len(); i++ {
 		c.gpus = append(c.gpus, strings.Clone(names.Value(i)))
 	}
+}
+
+// union returns the columns of a and b, each once, a's first.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, x := range b {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -119,6 +120,7 @@ type multiData struct {
 	haveScan  bool
 	memEvents []memEvent
 	failures  []failedAlloc
+	mu        sync.Mutex // the taps of different tables run concurrently
 }
 
 type devFault struct {
@@ -151,12 +153,23 @@ func isAllocAPI(name string) bool {
 		name == "cudaMallocAsync" || strings.HasPrefix(name, "cudaMemPoolCreate")
 }
 
-// readMulti scans what the per-device, per-process and memory figures need.
-// The kernel, memcpy and GPU-fault tables are read again only when the trace
-// can have more than one device or process (multi); memory-usage records and
-// failed allocations always.
-func readMulti(src ingest.Source, multi bool) (*multiData, error) {
+// newMultiData returns the accumulators of what the per-device, per-process
+// and memory figures need, as taps on collect's one pass over the tables
+// (each batch is read once for everything; the figures are used only when
+// the trace has more than one device or process). finish completes them.
+func newMultiData() (*multiData, map[*ingest.Table]tap) {
 	md := &multiData{devs: map[int64]*devAcc{}, pidDev: map[devKey]int64{}, pidNCCL: map[int64][2]int64{}}
+	taps := map[*ingest.Table]tap{}
+	const multi = true
+	scanTable := func(_ ingest.Source, t *ingest.Table, cols []string, fn func(arrow.RecordBatch)) error {
+		taps[t] = tap{cols: cols, fn: func(r arrow.RecordBatch) {
+			md.mu.Lock()
+			defer md.mu.Unlock()
+			fn(r)
+		}}
+		return nil
+	}
+	var src ingest.Source
 	dev := func(id int64) *devAcc {
 		d := md.devs[id]
 		if d == nil {
@@ -266,11 +279,12 @@ func readMulti(src ingest.Source, multi bool) (*multiData, error) {
 			}
 		}
 	}))
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
+	_ = errs
+	return md, taps
+}
+
+// finish sorts what the taps collected.
+func (md *multiData) finish() {
 	slices.SortFunc(md.faults, func(x, y devFault) int {
 		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.pid, y.pid), cmp.Compare(x.dev, y.dev), cmp.Compare(x.n, y.n))
 	})
@@ -282,7 +296,6 @@ func readMulti(src ingest.Source, multi bool) (*multiData, error) {
 	slices.SortFunc(md.failures, func(x, y failedAlloc) int {
 		return cmp.Or(cmp.Compare(x.t, y.t), cmp.Compare(x.pid, y.pid), cmp.Compare(x.api, y.api))
 	})
-	return md, nil
 }
 
 // readGPUs reads the GPU table (a few rows).
@@ -337,11 +350,7 @@ func (a *analysis) multiFigures() {
 	}
 	a.gpus = gpus
 	multi := len(pids) > 1 || len(gpus) > 1
-	md, err := readMulti(a.src, multi)
-	if err != nil {
-		a.multiErr = err
-		return
-	}
+	md := a.c.multi
 	a.memory(md)
 	if !multi {
 		return

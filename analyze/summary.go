@@ -1,10 +1,12 @@
 package analyze
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/umtrace/umtrace/ingest"
@@ -52,14 +54,46 @@ func (a *analysis) stats() {
 	r.SyncByThread = groups(byThread, a.opts.TopN)
 	r.SyncByStream = groups(byStream, a.opts.TopN)
 
+	// The top kernels by total time are chosen from per-name totals; only
+	// they get samples and a summary (traces have millions of names).
 	r.Kernels = []Kernel{}
-	a.kernelSamples(func(gpuWork, int64) bool { return true }, func(id int32, ds []float64) {
-		r.Kernels = append(r.Kernels, Kernel{Name: c.kernelNames.names[id], Dist: summarizeF(ds)})
+	names := c.kernelNames.names
+	totals := make([]int64, len(names))
+	ran := make([]bool, len(names))
+	for k, ws := range a.work {
+		for _, w := range ws {
+			if w.name >= 0 {
+				totals[w.name] += a.wdur(k, w)
+				ran[w.name] = true
+			}
+		}
+	}
+	byTotal := func(x, y int32) int {
+		if totals[x] != totals[y] {
+			return cmp.Compare(totals[y], totals[x])
+		}
+		return cmp.Compare(names[x], names[y])
+	}
+	var top []int32 // sorted by byTotal, at most TopN
+	for id := range names {
+		x := int32(id)
+		if !ran[x] || (len(top) == a.opts.TopN && byTotal(x, top[len(top)-1]) >= 0) {
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(top, x, byTotal)
+		top = slices.Insert(top, i, x)
+		if len(top) > a.opts.TopN {
+			top = top[:a.opts.TopN]
+		}
+	}
+	want := make([]bool, len(names))
+	for _, id := range top {
+		want[id] = true
+	}
+	a.kernelSamples(want, func(gpuWork, int64) bool { return true }, func(id int32, ds []float64) {
+		r.Kernels = append(r.Kernels, Kernel{Name: names[id], Dist: summarizeF(ds)})
 	})
 	slices.SortFunc(r.Kernels, func(x, y Kernel) int { return cmp.Or(cmp.Compare(y.Total, x.Total), cmp.Compare(x.Name, y.Name)) })
-	if len(r.Kernels) > a.opts.TopN {
-		r.Kernels = r.Kernels[:a.opts.TopN]
-	}
 }
 
 func groups(m map[string][]int64, limit int) []Group {
@@ -112,56 +146,101 @@ func (a *analysis) umSummary() {
 }
 
 // topRanges attributes faults and migrations to managed allocations (from
-// memory-usage records) or, lacking those, to 2 MiB-aligned blocks.
+// memory-usage records) or, lacking those, to 2 MiB-aligned blocks. Ranges
+// are value records in one slice, found through a start → index map (and
+// the last range hit, since consecutive records often share one); each
+// range's score is computed once, and only the top ranges are formatted.
 func (a *analysis) topRanges() []AddrRange {
 	c := a.c
 	allocs := slices.Clone(c.allocs)
 	slices.SortFunc(allocs, func(x, y alloc) int { return cmp.Or(cmp.Compare(x.addr, y.addr), cmp.Compare(y.bytes, x.bytes)) })
 	const block = 2 << 20
-	ranges := map[uint64]*AddrRange{}
-	find := func(addr uint64) *AddrRange {
+	type rangeAcc struct {
+		start                   uint64
+		bytes                   int64
+		alloc                   bool // a managed allocation, not a block
+		gpu, cpu, migs, migByte int64
+		score                   int64
+	}
+	var ranges []rangeAcc
+	index := map[uint64]int32{}
+	lastLo, lastHi, last := uint64(1), uint64(0), int32(-1) // [lastLo, lastHi) resolves to last
+	find := func(addr uint64) *rangeAcc {
+		if addr >= lastLo && addr < lastHi {
+			return &ranges[last]
+		}
 		i := sort.Search(len(allocs), func(i int) bool { return allocs[i].addr > addr }) - 1
 		var start uint64
 		var size int64
-		label := "2 MiB block (no allocation record)"
-		if i >= 0 && addr < allocs[i].addr+uint64(allocs[i].bytes) {
-			start, size, label = allocs[i].addr, allocs[i].bytes, "managed allocation"
+		isAlloc := i >= 0 && addr < allocs[i].addr+uint64(allocs[i].bytes)
+		if isAlloc {
+			start, size = allocs[i].addr, allocs[i].bytes
 		} else {
 			start, size = addr&^uint64(block-1), block
 		}
-		r := ranges[start]
-		if r == nil {
-			r = &AddrRange{Start: fmt.Sprintf("0x%x", start), Bytes: size, Label: label}
-			ranges[start] = r
+		k, ok := index[start]
+		if !ok {
+			k = int32(len(ranges))
+			index[start] = k
+			ranges = append(ranges, rangeAcc{start: start, bytes: size, alloc: isAlloc})
 		}
-		return r
+		// Cache the span that resolves to k: inside the allocation, or the
+		// part of the block no allocation overlaps (skip the cache when one
+		// might).
+		if isAlloc {
+			lastLo, lastHi, last = start, start+uint64(size), k
+			if i+1 < len(allocs) && allocs[i+1].addr < lastHi {
+				lastLo, lastHi = 1, 0
+			}
+		} else if (i < 0 || allocs[i].addr+uint64(allocs[i].bytes) <= start) && (i+1 >= len(allocs) || allocs[i+1].addr >= start+block) {
+			lastLo, lastHi, last = start, start+block, k
+		} else {
+			lastLo, lastHi = 1, 0
+		}
+		return &ranges[k]
 	}
 	for _, g := range c.gfaults {
-		find(g.addr).GPUFaults += g.n
+		find(g.addr).gpu += g.n
 	}
 	for _, f := range c.cfaults {
-		find(f.addr).CPUFaults++
+		find(f.addr).cpu++
 	}
 	for _, m := range c.migrations {
 		if m.addr == 0 {
 			continue
 		}
 		r := find(m.addr)
-		r.MigratedBytes += int64(m.bytes)
-		r.Migrations++
+		r.migByte += int64(m.bytes)
+		r.migs++
 	}
-	out := make([]AddrRange, 0, len(ranges))
-	for _, r := range ranges {
-		out = append(out, *r)
+	for i := range ranges {
+		r := &ranges[i]
+		r.score = r.migByte + 4096*(r.gpu+r.cpu)
 	}
-	score := func(r AddrRange) int64 { return r.MigratedBytes + 4096*(r.GPUFaults+r.CPUFaults) }
-	slices.SortFunc(out, func(x, y AddrRange) int {
-		return cmp.Or(cmp.Compare(score(y), score(x)), cmp.Compare(x.Start, y.Start))
+	// Ties go by the start as a hex string (the report's order).
+	slices.SortFunc(ranges, func(x, y rangeAcc) int {
+		if x.score != y.score {
+			return cmp.Compare(y.score, x.score)
+		}
+		return hexCmp(x.start, y.start)
 	})
-	if len(out) > a.opts.TopN {
-		out = out[:a.opts.TopN]
+	n := min(len(ranges), a.opts.TopN)
+	out := make([]AddrRange, n)
+	for i, r := range ranges[:n] {
+		label := "2 MiB block (no allocation record)"
+		if r.alloc {
+			label = "managed allocation"
+		}
+		out[i] = AddrRange{Start: "0x" + strconv.FormatUint(r.start, 16), Bytes: r.bytes, Label: label,
+			GPUFaults: r.gpu, CPUFaults: r.cpu, MigratedBytes: r.migByte, Migrations: r.migs}
 	}
 	return out
+}
+
+// hexCmp compares x and y as lowercase hex strings, without allocating.
+func hexCmp(x, y uint64) int {
+	var bx, by [16]byte
+	return bytes.Compare(strconv.AppendUint(bx[:0], x, 16), strconv.AppendUint(by[:0], y, 16))
 }
 
 // stepRows fills the per-step table.

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Prints umtrace's performance table (docs/performance.md): wall time and
 # peak RSS of `umtrace analyze` against a raw single-threaded sqlite3 scan
-# of every column umtrace reads (the floor), for three trace sizes, plus
-# the ingest benchmarks. Run through `make bench` (which builds bin/umtrace).
+# of every column umtrace reads (the floor), measured in the same run, for
+# traces of several shapes (`umtrace synth --shape`: easy, address-diverse,
+# name-diverse) and sizes, with the analysis's phase split
+# (UMTRACE_PHASES), plus the ingest benchmarks. Run through `make bench`
+# (which builds bin/umtrace).
 #
 # Traces are generated once with `umtrace synth` and cached in
 # ${XDG_CACHE_HOME:-$HOME/.cache}/umtrace-bench/. Environment:
-#   BENCH_SIZES   row counts of the traces (default "1500000 4500000 12000000")
+#   BENCH_CASES   SHAPE:ROWS pairs (default "easy:12000000
+#                 address-diverse:12000000 name-diverse:12000000 easy:30000000")
 #   BENCH_RUNS    timed runs per measurement, umtrace and floor alternating;
 #                 the best of each is kept (default 3: the VMs we run on
 #                 drift by tens of percent from minute to minute)
@@ -16,11 +20,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-bin/umtrace}
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/umtrace-bench
-SIZES=${BENCH_SIZES:-"1500000 4500000 12000000"}
+CASES=${BENCH_CASES:-"easy:12000000 address-diverse:12000000 name-diverse:12000000 easy:30000000"}
 RUNS=${BENCH_RUNS:-3}
 # Storm-heavy enough that UM migrations are a real share of the rows (about
 # 15% at every size: episode length scales with the row count).
-synth_flags() { echo --seed 1 --episodes 8 --episode-steps $(($1 / 30000 + 1)) --decoys 2 --decoy-steps 20; }
+synth_flags() { echo --seed 1 --episodes 8 --episode-steps $(($1 / 30000 + 1)) --decoys 2 --decoy-steps 20 --shape "$2"; }
 
 need() {
 	local missing=()
@@ -63,8 +67,15 @@ floor_sql() {
 	done
 }
 
-# once CMD... prints "wall_s rss_kb" of one run.
-once() { /usr/bin/time -f "%e %M" "$@" 2>&1 >/dev/null | tail -n 1; }
+# once CMD... prints "wall_s rss_kb" of one run; the command's stderr goes
+# to $ERR.
+once() {
+	local t
+	t=$(mktemp)
+	/usr/bin/time -o "$t" -f "%e %M" "$@" >/dev/null 2>"$ERR" || { echo "bench: $* failed:" >&2; cat "$ERR" >&2; rm -f "$t"; exit 1; }
+	tail -n 1 "$t"
+	rm -f "$t"
+}
 
 # better A B prints the faster of two "wall_s rss_kb" lines (A if B is empty).
 better() {
@@ -73,17 +84,28 @@ better() {
 
 rows_of() { sed -n 's/^  "total_rows": \([0-9]*\).*/\1/p' "$1"; }
 
+# phases FILE prints the UMTRACE_PHASES lines of FILE as "name s" pairs,
+# the phases that took at least 3% of the total.
+phases() {
+	awk '/^umtrace: /{n[++k]=$2; t[k]=$3; sum+=$3} END{for(i=1;i<=k;i++) if(t[i]>=0.03*sum) printf "%s%s %.2f", (o++?", ":""), n[i], t[i]}' "$1"
+}
+
 echo "# umtrace bench: $(nproc) CPUs, $(awk '/MemTotal/{printf "%.0f GB", $2/1e6}' /proc/meminfo) RAM, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
-echo "# traces: $CACHE (umtrace synth OUT --rows N --seed 1 --episodes 8 --episode-steps N/30000+1 --decoys 2 --decoy-steps 20)"
+echo "# traces: $CACHE (umtrace synth OUT --rows N --seed 1 --episodes 8 --episode-steps N/30000+1 --decoys 2 --decoy-steps 20 --shape SHAPE)"
+echo "# best of $RUNS, umtrace and the floor alternating; phases (s) from umtrace's best run (UMTRACE_PHASES=1)"
 echo
-printf '| %-10s | %-8s | %-22s | %-22s | %-9s | %-9s |\n' "rows" "file" "umtrace analyze s / RSS" "sqlite3 floor s / RSS" "wall ratio" "Mrows/s"
-printf '|%s|%s|%s|%s|%s|%s|\n' ------------ ---------- ------------------------ ------------------------ ----------- -----------
-for n in $SIZES; do
-	tr="$CACHE/synth-$n.sqlite"
+printf '| %-15s | %-10s | %-8s | %-22s | %-22s | %-10s | %s |\n' "shape" "rows" "file" "umtrace analyze s / RSS" "sqlite3 floor s / RSS" "wall ratio" "phases (s)"
+printf '|%s|%s|%s|%s|%s|%s|%s|\n' ----------------- ------------ ---------- ------------------------ ------------------------ ------------ -----------
+ERR=$(mktemp)
+best_err=$(mktemp)
+tr=
+for c in $CASES; do
+	shape=${c%%:*} n=${c#*:}
+	tr="$CACHE/synth-$shape-$n.sqlite"
 	if [ ! -f "$tr" ]; then
 		echo "# generating $tr" >&2
 		# shellcheck disable=SC2046
-		"$BIN" synth "$tr" --rows "$n" $(synth_flags "$n") >&2
+		"$BIN" synth "$tr" --rows "$n" $(synth_flags "$n" "$shape") >&2
 	fi
 	rows=$(rows_of "${tr%.sqlite}.truth.json")
 	size=$(du -m "$tr" | cut -f1)
@@ -93,20 +115,23 @@ for n in $SIZES; do
 	cat "$tr" >/dev/null
 	ub= fb=
 	for ((r = 0; r < RUNS; r++)); do
-		ub=$(better "$(once "$BIN" analyze "$tr" --format json -o /dev/null)" "$ub")
+		u=$(UMTRACE_PHASES=1 once "$BIN" analyze "$tr" --format json -o /dev/null)
+		if [ "$(better "$u" "$ub")" = "$u" ]; then cp "$ERR" "$best_err"; fi
+		ub=$(better "$u" "$ub")
 		fb=$(better "$(once sqlite3 "$tr" ".read $sqlf")" "$fb")
 	done
 	read -r uw um <<<"$ub"
 	read -r fw fm <<<"$fb"
 	rm -f "$sqlf"
-	awk -v n="$rows" -v s="$size" -v uw="$uw" -v um="$um" -v fw="$fw" -v fm="$fm" 'BEGIN{
-		printf "| %10d | %4d MiB | %8.2f s / %5.0f MiB | %8.2f s / %5.0f MiB | %8.2fx | %9.2f |\n",
-			n, s, uw, um/1024, fw, fm/1024, (fw > 0 ? uw/fw : 0), n/uw/1e6 }'
+	awk -v sh="$shape" -v n="$rows" -v s="$size" -v uw="$uw" -v um="$um" -v fw="$fw" -v fm="$fm" -v ph="$(phases "$best_err")" 'BEGIN{
+		printf "| %-15s | %10d | %4d MiB | %8.2f s / %5.0f MiB | %8.2f s / %5.0f MiB | %9.2fx | %s |\n",
+			sh, n, s, uw, um/1024, fw, fm/1024, (fw > 0 ? uw/fw : 0), ph }'
 done
+rm -f "$ERR" "$best_err"
 
 if [ -z "${BENCH_NO_GO:-}" ] && grep -rqs '^func Benchmark' ingest; then
 	echo
-	# Per-table ingest rate (rows/s) on the largest trace: one full scan of
+	# Per-table ingest rate (rows/s) on the last trace: one full scan of
 	# each table through ingest/nsys with every column.
 	echo "# ingest benchmarks: UMTRACE_BENCH_TRACE=$tr go test -run=XXX -bench=. -benchtime=1x ./ingest/..."
 	UMTRACE_BENCH_TRACE=$tr go test -run=XXX -bench=. -benchtime=1x -benchmem ./ingest/... 2>&1 | grep -E '^(Benchmark|ok|FAIL|---)' || true

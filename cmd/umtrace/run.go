@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -60,18 +59,7 @@ func internal(err error) error { return job.WithCode(exitInternal, err) }
 // run is the whole program: it parses args, runs one command, prints any
 // error as one line on stderr and returns the exit code.
 func run(stdout, stderr io.Writer, args []string) int {
-	// Traces reach tens of millions of rows and the analysis keeps a few
-	// hundred MB of compact records live: the heap may grow by half its
-	// live size between collections (not double), under a soft limit. The
-	// limit is a target, not a cap: a larger live heap still works, but
-	// near it the GC runs back to back, so it sits well above what the
-	// bench trace needs (docs/performance.md).
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(defaultGCPercent)
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(defaultMemLimit)
-	}
+	setupGC(args) // gc.go
 	if len(args) == 0 {
 		printUsage(stderr)
 		return exitUsage
@@ -126,13 +114,6 @@ func run(stdout, stderr io.Writer, args []string) int {
 	fmt.Fprintf(stderr, "umtrace %s: %s\n", c.name, oneLine(err.Error()))
 	return job.Code(err)
 }
-
-// defaultMemLimit is the soft memory limit (GOMEMLIMIT overrides it) and
-// defaultGCPercent the GC target (GOGC overrides it).
-const (
-	defaultMemLimit  = 320 << 20
-	defaultGCPercent = 50
-)
 
 // Version is the umtrace version; it is part of batch caches' keys.
 const Version = "0.1.0"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -142,26 +143,70 @@ func (c *checks) times(table string, start, end sql.NullInt64, hasEnd bool) bool
 	return false
 }
 
-// strs is StringIds: the map, and a bitmap of the ids below len(dense)*64
-// so that the per-row "does this id resolve" check is a bit test.
+// strs is StringIds. Ids below 1<<24 (all of them in nsys exports) keep
+// their values back to back in a few large strings (chunks), located by
+// loc[id] (chunk, offset, length), with a bitmap of the ids present, so
+// that resolving an id is an index and checking it a bit test; other ids
+// go to a map. Millions of kernel names as separate strings would make
+// every GC cycle of the analysis long.
 type strs struct {
-	m     map[int64]string
-	dense []uint64
+	chunks []string
+	loc    []strLoc
+	m      map[int64]string
+	dense  []uint64
 }
 
-func newStrs(m map[int64]string) *strs {
-	s := &strs{m: m}
-	var hi int64 = -1
-	for id := range m {
-		if id >= 0 && id < 1<<24 && id > hi {
-			hi = id
+type strLoc struct {
+	chunk, off, n uint32
+}
+
+// strsBuilder collects StringIds rows for strs.
+type strsBuilder struct {
+	cur    strings.Builder // the chunk being filled; never grown once handed out
+	chunks []string
+	ids    []int64
+	locs   []strLoc
+	m      map[int64]string
+	hi     int64
+}
+
+const (
+	maxDenseStringID = 1 << 24
+	strChunkBytes    = 4 << 20
+)
+
+func (b *strsBuilder) add(id int64, v string) {
+	if id < 0 || id >= maxDenseStringID || len(v) >= 1<<31 {
+		if b.m == nil {
+			b.m = map[int64]string{}
 		}
+		b.m[id] = v
+		return
 	}
-	s.dense = make([]uint64, (hi+64)/64)
-	for id := range m {
-		if id >= 0 && id < int64(len(s.dense))*64 {
-			s.dense[id/64] |= 1 << (id % 64)
-		}
+	if b.cur.Cap()-b.cur.Len() < len(v) {
+		b.seal()
+		b.cur.Grow(max(strChunkBytes, len(v)))
+	}
+	b.ids = append(b.ids, id)
+	b.locs = append(b.locs, strLoc{uint32(len(b.chunks)), uint32(b.cur.Len()), uint32(len(v))})
+	b.cur.WriteString(v)
+	b.hi = max(b.hi, id+1)
+}
+
+// seal ends the current chunk.
+func (b *strsBuilder) seal() {
+	if b.cur.Cap() > 0 {
+		b.chunks = append(b.chunks, b.cur.String())
+		b.cur = strings.Builder{}
+	}
+}
+
+func (b *strsBuilder) done() *strs {
+	b.seal()
+	s := &strs{chunks: b.chunks, m: b.m, loc: make([]strLoc, b.hi), dense: make([]uint64, (b.hi+63)/64)}
+	for i, id := range b.ids { // a repeated id: the last row wins, as in a map
+		s.loc[id] = b.locs[i]
+		s.dense[id/64] |= 1 << (id % 64)
 	}
 	return s
 }
@@ -172,7 +217,7 @@ func (s *strs) has(id int64) bool {
 		return s.dense[id/64]&(1<<(id%64)) != 0
 	}
 	_, ok := s.m[id]
-	return ok
+	return ok && (id < 0 || id >= maxDenseStringID)
 }
 
 // ref checks a StringIds reference; a value that does not resolve is
@@ -186,6 +231,13 @@ func (c *checks) ref(s *strs, table, col string, id int64) {
 // get resolves a StringIds reference ("[unknown string id N]" when it does
 // not resolve; the caller checked it with ref).
 func (s *strs) get(id int64) string {
+	if id >= 0 && id < int64(len(s.loc)) && s.dense[id/64]&(1<<(id%64)) != 0 {
+		l := s.loc[id]
+		if l.n == 0 {
+			return ""
+		}
+		return s.chunks[l.chunk][l.off : l.off+l.n]
+	}
 	if v, ok := s.m[id]; ok {
 		return v
 	}

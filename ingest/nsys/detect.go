@@ -273,7 +273,7 @@ func (r *Reader) stringIDs() (*strs, error) {
 			return
 		}
 		defer rows.Close()
-		m := map[int64]string{}
+		var b strsBuilder
 		for rows.Next() {
 			var id int64
 			var v sql.NullString
@@ -281,13 +281,13 @@ func (r *Reader) stringIDs() (*strs, error) {
 				r.strErr = r.wrapDBErr("reading StringIds", err)
 				return
 			}
-			m[id] = v.String
+			b.add(id, v.String)
 		}
 		if err := rows.Err(); err != nil {
 			r.strErr = r.wrapDBErr("reading StringIds", err)
 			return
 		}
-		r.strs = newStrs(m)
+		r.strs = b.done()
 	})
 	return r.strs, r.strErr
 }
