@@ -28,3 +28,14 @@ bench: build
 
 clean:
 	rm -rf bin
+
+# Runs every fuzz target for FUZZTIME each (CI: 30s each after make test).
+FUZZTIME ?= 30s
+FUZZ_TARGETS = ./ingest/sanitizer:FuzzText ./ingest/sanitizer:FuzzXML \
+	./ingest/nsys/internal/sqlitefile:FuzzCursor ./ingest/nsys/internal/sqlitefile:FuzzDifferential
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "fuzz $$fn in $$pkg for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	done
