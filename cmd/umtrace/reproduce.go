@@ -42,6 +42,9 @@ const (
 var analyzeTrace func(path string) (*reproducer.Analysis, error)
 
 func cmdReproduce(stdout, stderr io.Writer, args []string) error {
+	if isMultiReproduce(args) {
+		return cmdReproduceMulti(stdout, stderr, args)
+	}
 	fs := newFlags("reproduce", stdout, stderr)
 	scenario := fs.String("scenario", "", "scenario to run: "+strings.Join(reproducer.Names(), ", "))
 	size := fs.Int("size", 0, fmt.Sprintf("buffer size in MB (default %d; %d with --validate; capped at a quarter of free GPU memory)", reproducer.DefaultSizeMB, validateSizeMB))
@@ -69,6 +72,9 @@ func cmdReproduce(stdout, stderr io.Writer, args []string) error {
 	if *list {
 		for _, s := range reproducer.Scenarios {
 			fmt.Fprintf(stdout, "%-13s %-8s %s\n", s.Name, reproducer.ExpectedLabel(s.Storm), s.Description)
+		}
+		for _, s := range reproducer.MultiScenarios {
+			fmt.Fprintf(stdout, "%-13s %-8s %s (--ranks N)\n", s.Name, reproducer.ExpectedLabel(s.Managed), s.Description)
 		}
 		return nil
 	}
