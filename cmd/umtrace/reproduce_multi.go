@@ -37,7 +37,7 @@ func isMultiReproduce(args []string) bool {
 }
 
 type multiFlags struct {
-	scenario, out, nsys, exchange, rendezvous string
+	scenario, out, nsys, exchange, rendezvous   string
 	ranks, stormRank, size, steps, rank, device int
 	noNsys, worker, parent                      bool
 }
