@@ -82,6 +82,7 @@ func AnalyzeDoc(r *analyze.Result) *Doc {
 	d.add(table(append([]string{"stream"}, distHead...), groupRows(r.SyncByStream, false)))
 
 	unifiedMemory(d, r)
+	multiSections(d, r)
 	steps(d, r)
 
 	if len(r.Mitigations) > 0 {
@@ -358,6 +359,7 @@ func SummaryDoc(r *analyze.Result) *Doc {
 		}
 		d.add(Table{Align: []Align{Left, Left, Right}, Rows: rows})
 	}
+	multiSummary(d, r)
 	d.h(2, T("Sync latency (ms)"))
 	var rows [][]Inline
 	for _, s := range r.SyncAPIs {

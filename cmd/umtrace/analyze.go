@@ -39,8 +39,15 @@ func cmdAnalyze(stdout, stderr io.Writer, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return usageErr("want exactly one trace, got %d (usage: umtrace analyze TRACE)", fs.NArg())
+	if fs.NArg() == 0 {
+		return usageErr("want a trace (usage: umtrace analyze TRACE, or TRACE... for a job of many ranks)")
+	}
+	if isJobArgs(fs.Args()) {
+		opts, err := af.options()
+		if err != nil {
+			return err
+		}
+		return analyzeJob(stdout, fs.Args(), af.opener(), opts, out, *failOnStorm)
 	}
 	path := fs.Arg(0)
 	format, err := out.resolve(path)
@@ -67,6 +74,10 @@ func cmdAnalyze(stdout, stderr io.Writer, args []string) error {
 	}
 	t.Close()
 	res := t.Result
+	if len(res.Processes) > 1 {
+		// One file, several CUDA processes: the ranks of a job.
+		return analyzeJob(stdout, fs.Args(), af.opener(), opts, out, *failOnStorm)
+	}
 	var buf bytes.Buffer
 	if err := report.Generate(&buf, res, format); err != nil {
 		return internal(err)

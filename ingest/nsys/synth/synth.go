@@ -116,6 +116,8 @@ type gen struct {
 	stepDur        []int64 // durations of normal steps
 
 	shapeState // shape.go
+
+	hook stepHook // multirank.go: the collective at the end of each step, nil for one rank
 }
 
 // Generate writes a synthetic nsys export of the run cfg describes to
@@ -146,7 +148,7 @@ func Generate(path string, cfg Config) (*Truth, error) {
 			os.Remove(tmpName)
 		}
 	}()
-	truth, err := generate(tmpName, cfg)
+	truth, err := generate(tmpName, cfg, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +166,7 @@ func Generate(path string, cfg Config) (*Truth, error) {
 	return truth, nil
 }
 
-func generate(path string, cfg Config) (*Truth, error) {
+func generate(path string, cfg Config, hook stepHook) (*Truth, error) {
 	db, err := sql.Open("sqlite3", "file:"+path+"?_txlock=exclusive")
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", path, err)
@@ -192,6 +194,7 @@ func generate(path string, cfg Config) (*Truth, error) {
 		return nil, fmt.Errorf("creating tables: %w", err)
 	}
 	g := newGen(ctx, conn, cfg)
+	g.hook = hook
 	if err := g.run(); err != nil {
 		return nil, err
 	}
@@ -612,6 +615,9 @@ func (g *gen) step(i int, kind stepKind, slowdown float64, st *stepStats) (start
 		}
 		g.api(g.tid(0), "cudaFree_v3020", 0, h, e)
 		h = e + g.between(1_000, 3_000)
+	}
+	if g.hook != nil {
+		h = g.hook(g, i, h)
 	}
 	end = h + g.between(2_000, 10_000)
 	g.nvtx.addText("train_step "+strconv.Itoa(i), start, end, 59, null, null, null, 0, g.gtid(g.tid(0)), null, null, 0, null, null, null, null, null, null, null, null, null)

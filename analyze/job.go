@@ -1,0 +1,787 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/umtrace/umtrace/ingest"
+)
+
+// A job is many ranks analyzed together: one process per rank, from one
+// file per rank or several processes of one file. AnalyzeJob analyzes each
+// rank on its own (the same analysis as a single trace), puts the ranks on
+// one clock, matches their collectives, and says who waited for whom.
+// docs/method.md ("Jobs") describes the method and its limits.
+
+// JobInput is one trace of a job.
+type JobInput struct {
+	Source ingest.Source
+}
+
+// JobResult is the analysis of a job.
+type JobResult struct {
+	SchemaVersion int            `json:"schema_version"`
+	Kind          string         `json:"kind"` // "job"
+	Verdict       string         `json:"verdict"`
+	Reason        string         `json:"verdict_reason"`
+	Files         []string       `json:"files"` // base names, sorted
+	Ranks         []JobRank      `json:"ranks"`
+	Clock         ClockAlignment `json:"clock"`
+	Collective    string         `json:"collective_source"` // "nccl kernels", "nvtx ranges" or "none"
+	Steps         []JobStep      `json:"steps"`
+	Stragglers    []Straggler    `json:"stragglers"`
+	Attributions  []Attribution  `json:"attributions"`
+	Warnings      []string       `json:"warnings"`
+	Results       []*Result      `json:"results"`          // per rank, in Ranks order
+	Traces        []*Result      `json:"traces,omitempty"` // whole-file analyses of files that hold several ranks
+	Thresholds    JobThresholds  `json:"thresholds"`
+	steps         map[int]*JobStep
+}
+
+// JobThresholds tune straggler attribution.
+type JobThresholds struct {
+	// A collective's late arrival is attributed when the last rank arrived
+	// at least MinSkewNs, and MinSkewShare of the median step time, after
+	// the median rank.
+	MinSkewNs    int64   `json:"min_skew_ns"`
+	MinSkewShare float64 `json:"min_skew_share"`
+}
+
+// DefaultJobThresholds are the attribution defaults.
+var DefaultJobThresholds = JobThresholds{MinSkewNs: 1_000_000, MinSkewShare: 0.1}
+
+// JobRank is one rank's row of the per-rank table.
+type JobRank struct {
+	Rank              int     `json:"rank"`
+	RankSource        string  `json:"rank_source"` // env RANK, nvtx, process name, file order
+	File              string  `json:"file"`
+	Pid               int64   `json:"pid"`
+	Device            int64   `json:"device"` // -1 when unknown
+	Verdict           string  `json:"verdict"`
+	StormNs           int64   `json:"storm_ns"`
+	Episodes          int     `json:"episodes"`
+	GPUFaults         int64   `json:"gpu_faults"`
+	CPUFaults         int64   `json:"cpu_faults"`
+	Steps             int     `json:"steps"`
+	StepP50Ns         float64 `json:"step_p50_ns"`
+	HostBlockedNs     int64   `json:"host_blocked_ns"`
+	SyncP99Ns         float64 `json:"sync_p99_ns"`
+	Collectives       int     `json:"collectives"`
+	CollectiveNs      int64   `json:"collective_ns"`       // time in collectives (NCCL kernels or NVTX collective ranges)
+	CollectiveShare   float64 `json:"collective_share"`    // of the rank's step time (of its span without steps)
+	WaitOnOthersNs    int64   `json:"wait_on_others_ns"`   // collective time attributed to other ranks' storms
+	CausedWaitNs      int64   `json:"caused_wait_ns"`      // other ranks' collective wait attributed to this rank's storms
+	ClockOffsetNs     int64   `json:"clock_offset_ns"`     // added to the rank's timestamps (session start, UTC)
+	ClockCorrectionNs int64   `json:"clock_correction_ns"` // added on top from matched collective ends
+}
+
+// ClockAlignment says how the ranks were put on one clock.
+type ClockAlignment struct {
+	Method       string `json:"method"`
+	ZeroUTCNs    int64  `json:"zero_utc_ns"`   // job time 0, UTC ns (the earliest session start)
+	ResidualNs   int64  `json:"residual_ns"`   // largest median |collective end difference| left after alignment
+	SpreadNs     int64  `json:"spread_ns"`     // largest spread (P90 − P10) of collective end differences: the error bound
+	MatchedRanks int    `json:"matched_ranks"` // ranks whose collectives were matched
+	Note         string `json:"note"`
+}
+
+// JobStep is one step across the ranks.
+type JobStep struct {
+	Step         int     `json:"step"`
+	Ranks        int     `json:"ranks"` // ranks that have the step
+	SlowestRank  int     `json:"slowest_rank"`
+	SlowestNs    int64   `json:"slowest_ns"`
+	MedianNs     float64 `json:"median_ns"`
+	SkewNs       int64   `json:"skew_ns"`       // slowest − median step time
+	LateRank     int     `json:"late_rank"`     // last to arrive at the step's collective, -1 when none
+	LateNs       int64   `json:"late_ns"`       // its arrival after the median arrival
+	WaitNs       int64   `json:"wait_ns"`       // the other ranks' wait for it
+	CollectiveNs []int64 `json:"collective_ns"` // per rank (Ranks order): time in collectives in the step
+	StormRanks   []int   `json:"storm_ranks"`   // ranks with a storm episode in the step
+}
+
+// Straggler sums the waits attributed to one rank.
+type Straggler struct {
+	Rank        int   `json:"rank"`
+	Collectives int   `json:"collectives"`
+	Steps       int   `json:"steps"`
+	WaitNs      int64 `json:"wait_ns"` // other ranks' collective wait attributed to its storms
+	Episodes    []int `json:"episodes"`
+	GPUFaults   int64 `json:"gpu_faults"` // in the attributed steps
+	CPUFaults   int64 `json:"cpu_faults"`
+}
+
+// Attribution is one collective delayed by a storming rank.
+type Attribution struct {
+	Step          int        `json:"step"` // the straggler's step, -1 when it has none
+	Collective    string     `json:"collective"`
+	Index         int        `json:"index"` // the collective's position in every rank's sequence
+	StragglerRank int        `json:"straggler_rank"`
+	Episode       int        `json:"episode"` // the straggler's storm episode
+	LateNs        int64      `json:"late_ns"` // its arrival after the median arrival
+	WaitNs        int64      `json:"wait_ns"` // sum of the waiters' wait
+	Waiters       []RankWait `json:"waiters"`
+	GPUFaults     int64      `json:"gpu_faults"` // the straggler's faults in the step (in the episode without steps)
+	CPUFaults     int64      `json:"cpu_faults"`
+	StallNs       int64      `json:"stall_ns"` // the straggler's stalled host time before it arrived
+}
+
+// RankWait is one waiting rank's share.
+type RankWait struct {
+	Rank   int   `json:"rank"`
+	WaitNs int64 `json:"wait_ns"`
+}
+
+// collective is one collective call on one rank, in the rank's own clock.
+type collective struct {
+	name       string
+	start, end int64
+}
+
+// rankIn is one rank while the job is analyzed.
+type rankIn struct {
+	src     ingest.Source
+	file    string
+	pid     int64
+	res     *Result
+	rank    int
+	rankSrc string
+	dev     int64
+	kern    []collective // NCCL kernels
+	ranges  []collective // NVTX collective ranges
+	col     []collective // the ones used
+	offset  int64        // session start − job zero
+	corr    int64        // clock correction
+	order   int
+
+	waitOnOthers, causedWait int64
+}
+
+// IsCollectiveRange reports whether an NVTX range is a collective:
+// NCCL's and PyTorch's ("nccl:all_reduce", "ncclAllReduce"), and ranges
+// named for a collective or a barrier.
+func IsCollectiveRange(name string) bool {
+	if IsNCCLRange(name) {
+		return true
+	}
+	l := strings.ToLower(name)
+	for _, w := range []string{"all_reduce", "allreduce", "all_gather", "allgather", "reduce_scatter", "reducescatter", "alltoall", "all_to_all", "broadcast", "barrier"} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// cudaPids lists the processes with CUDA API calls or GPU work.
+func cudaPids(src ingest.Source) ([]int64, error) {
+	set := map[int64]bool{}
+	for _, t := range []*ingest.Table{ingest.API, ingest.Kernel} {
+		err := scanTable(src, t, []string{ingest.ColPid}, func(r arrow.RecordBatch) {
+			p := ingest.I64(r, t, ingest.ColPid)
+			last := int64(-1 << 62)
+			for i := 0; i < p.Len(); i++ {
+				if v := p.Value(i); v != last {
+					set[v], last = true, v
+				}
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make([]int64, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// ProcessCount returns how many processes of src made CUDA calls or ran
+// GPU work; a file with more than one is analyzed as a job.
+func ProcessCount(src ingest.Source) (int, error) {
+	p, err := cudaPids(src)
+	return len(p), err
+}
+
+// readCollectives reads a rank's NCCL kernels, its NVTX collective ranges,
+// its device and the rank named in its NVTX ranges.
+func (ri *rankIn) readCollectives() error {
+	devTime := map[int64]int64{}
+	t := ingest.Kernel
+	err := scanTable(ri.src, t, []string{ingest.ColStart, ingest.ColEnd, ingest.ColDeviceID, ingest.ColName}, func(r arrow.RecordBatch) {
+		st, en, dv := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd), ingest.I64(r, t, ingest.ColDeviceID)
+		names := ingest.Str(r, t, ingest.ColName)
+		nccl := make([]bool, names.DictLen())
+		any := false
+		for k := range nccl {
+			nccl[k] = IsNCCLKernel(names.DictValue(k))
+			any = any || nccl[k]
+		}
+		for i := 0; i < int(r.NumRows()); i++ {
+			devTime[dv.Value(i)] += en.Value(i) - st.Value(i)
+			if any {
+				if k := names.Key(i); k >= 0 && nccl[k] {
+					ri.kern = append(ri.kern, collective{ncclShort(names.Value(i)), st.Value(i), en.Value(i)})
+				}
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	ri.dev = -1
+	for d, ns := range devTime {
+		if ri.dev < 0 || ns > devTime[ri.dev] || (ns == devTime[ri.dev] && d < ri.dev) {
+			ri.dev = d
+		}
+	}
+	nvtxRank := -1
+	t2 := ingest.NVTX
+	err = scanTable(ri.src, t2, []string{ingest.ColStart, ingest.ColEnd, ingest.ColEventType, ingest.ColName}, func(r arrow.RecordBatch) {
+		st, en, et := ingest.I64(r, t2, ingest.ColStart), ingest.I64(r, t2, ingest.ColEnd), ingest.I32(r, t2, ingest.ColEventType)
+		names := ingest.Str(r, t2, ingest.ColName)
+		for i := 0; i < int(r.NumRows()); i++ {
+			n := names.Value(i)
+			if nvtxRank < 0 {
+				if k := rankFromText(n); k >= 0 {
+					nvtxRank = k
+				}
+			}
+			if en.IsNull(i) || !rangeTypes[et.Value(i)] || !IsCollectiveRange(n) {
+				continue
+			}
+			ri.ranges = append(ri.ranges, collective{strings.Clone(n), st.Value(i), en.Value(i)})
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for _, l := range [][]collective{ri.kern, ri.ranges} {
+		slices.SortFunc(l, func(x, y collective) int {
+			return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.end, y.end), cmp.Compare(x.name, y.name))
+		})
+	}
+	info := ri.src.Info()
+	switch r, s := RankFromEnv(info.LaunchEnv); {
+	case r >= 0:
+		ri.rank, ri.rankSrc = r, s
+	case nvtxRank >= 0:
+		ri.rank, ri.rankSrc = nvtxRank, "nvtx"
+	case rankFromText(info.ProcessNames[ri.pid]) >= 0:
+		ri.rank, ri.rankSrc = rankFromText(info.ProcessNames[ri.pid]), "process name"
+	default:
+		ri.rank, ri.rankSrc = -1, ""
+	}
+	return nil
+}
+
+// ncclShort shortens "ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)" to
+// its name without arguments.
+func ncclShort(s string) string {
+	if i := strings.IndexByte(s, '('); i > 0 {
+		s = s[:i]
+	}
+	if i := strings.LastIndex(s, " "); i >= 0 {
+		s = s[i+1:]
+	}
+	return strings.Clone(s)
+}
+
+// AnalyzeJob analyzes the traces of one job. A trace that holds several
+// CUDA processes contributes one rank per process.
+func AnalyzeJob(inputs []JobInput, opts Options) (*JobResult, error) {
+	jr := &JobResult{SchemaVersion: SchemaVersion, Kind: "job", Thresholds: DefaultJobThresholds, Warnings: []string{}}
+	var ranks []*rankIn
+	for _, in := range inputs {
+		info := in.Source.Info()
+		file := filepath.Base(info.Path)
+		jr.Files = append(jr.Files, file)
+		pids, err := cudaPids(in.Source)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", info.Path, err)
+		}
+		if len(pids) > 1 {
+			whole, err := Analyze(in.Source, opts)
+			if err != nil {
+				return nil, err
+			}
+			jr.Traces = append(jr.Traces, whole)
+			for _, p := range pids {
+				ranks = append(ranks, &rankIn{src: ProcessSource(in.Source, p), file: file, pid: p})
+			}
+			continue
+		}
+		ri := &rankIn{src: in.Source, file: file}
+		if len(pids) == 1 {
+			ri.pid = pids[0]
+		}
+		ranks = append(ranks, ri)
+	}
+	if len(ranks) == 0 {
+		return nil, fmt.Errorf("job: no traces: %w", ingest.ErrNoCUDA)
+	}
+	errs := make([]error, len(ranks))
+	sem := make(chan struct{}, 2)
+	parallelN(len(ranks), sem, func(i int) {
+		ri := ranks[i]
+		res, err := Analyze(ri.src, opts)
+		if err == nil {
+			err = ri.readCollectives()
+		}
+		ri.res, errs[i] = res, err
+	})
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ranks[i].src.Info().Path, err)
+		}
+	}
+	slices.Sort(jr.Files)
+	assignRanks(ranks, jr)
+	jr.alignClocks(ranks)
+	jr.buildSteps(ranks)
+	jr.matchCollectives(ranks)
+	jr.finish(ranks)
+	return jr, nil
+}
+
+// parallelN runs fn(0..n-1), at most cap(sem) at a time.
+func parallelN(n int, sem chan struct{}, fn func(i int)) {
+	done := make(chan struct{}, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			sem <- struct{}{}
+			fn(i)
+			<-sem
+			done <- struct{}{}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		<-done
+	}
+}
+
+// assignRanks orders the ranks and numbers them: by the rank each names
+// (environment, NVTX, process name) when every rank names a distinct one,
+// else by file name and pid. Either way the order does not depend on the
+// order the files were given in.
+func assignRanks(ranks []*rankIn, jr *JobResult) {
+	slices.SortFunc(ranks, func(x, y *rankIn) int {
+		return cmp.Or(cmp.Compare(x.file, y.file), cmp.Compare(x.pid, y.pid))
+	})
+	named := true
+	seen := map[int]bool{}
+	for _, r := range ranks {
+		if r.rank < 0 || seen[r.rank] {
+			named = false
+		}
+		seen[r.rank] = true
+	}
+	if named {
+		slices.SortFunc(ranks, func(x, y *rankIn) int { return cmp.Compare(x.rank, y.rank) })
+	} else {
+		for i, r := range ranks {
+			if r.rank >= 0 {
+				jr.Warnings = append(jr.Warnings, fmt.Sprintf("%s pid %d names rank %d (%s), but the ranks named are not distinct: ranks are numbered by file name and pid", r.file, r.pid, r.rank, r.rankSrc))
+				break
+			}
+			_ = i
+		}
+		for i, r := range ranks {
+			r.rank, r.rankSrc = i, "file order"
+		}
+	}
+	for i, r := range ranks {
+		r.order = i
+	}
+}
+
+// alignClocks puts every rank on job time: its session start (UTC) minus
+// the earliest session start; then, when every rank has the same number of
+// collectives, corrects each file by the median difference of its
+// collectives' ends to the reference rank's (a collective ends at about the
+// same moment on every rank, whatever the hosts' clocks say).
+func (jr *JobResult) alignClocks(ranks []*rankIn) {
+	c := &jr.Clock
+	zero := int64(0)
+	have := 0
+	for _, r := range ranks {
+		if u := r.src.Info().SessionStartUTCNs; u != 0 {
+			if have == 0 || u < zero {
+				zero = u
+			}
+			have++
+		}
+	}
+	c.ZeroUTCNs = zero
+	c.Method = "session start (TARGET_INFO_SESSION_START_TIME.utcEpochNs)"
+	if have < len(ranks) {
+		c.Method = "trace clocks as recorded (some exports lack a session start time)"
+		jr.Warnings = append(jr.Warnings, fmt.Sprintf("%d of %d ranks have no session start time: their clocks are used as recorded", len(ranks)-have, len(ranks)))
+	}
+	for _, r := range ranks {
+		if u := r.src.Info().SessionStartUTCNs; u != 0 && have == len(ranks) {
+			r.offset = u - zero
+		}
+	}
+	// Pick the collective source every rank has: NCCL kernels, else NVTX ranges.
+	src := "none"
+	allK, allR := true, true
+	for _, r := range ranks {
+		allK = allK && len(r.kern) > 0
+		allR = allR && len(r.ranges) > 0
+	}
+	switch {
+	case allK:
+		src = "nccl kernels"
+		for _, r := range ranks {
+			r.col = r.kern
+		}
+	case allR:
+		src = "nvtx ranges"
+		for _, r := range ranks {
+			r.col = r.ranges
+		}
+	}
+	jr.Collective = src
+	if src == "none" || len(ranks) < 2 {
+		c.Note = "no collectives on every rank: clocks aligned by session start only; its error is the hosts' clock difference (NTP: typically well under a millisecond on one host, milliseconds across hosts)"
+		return
+	}
+	n := len(ranks[0].col)
+	for _, r := range ranks {
+		if len(r.col) != n {
+			n = -1
+			break
+		}
+	}
+	if n < 1 {
+		c.Note = "the ranks ran different numbers of collectives: clocks aligned by session start only"
+		jr.Warnings = append(jr.Warnings, "collective counts differ between ranks: collectives matched by position up to the shortest rank, clocks not refined")
+		return
+	}
+	c.Method += " + collective-end refinement"
+	ref := ranks[0]
+	byFile := map[string][]int64{}
+	for _, r := range ranks[1:] {
+		for k := 0; k < n; k++ {
+			byFile[r.file] = append(byFile[r.file], (r.col[k].end+r.offset)-(ref.col[k].end+ref.offset))
+		}
+	}
+	for _, r := range ranks {
+		if r.file == ref.file {
+			continue // one clock per file; the reference file keeps its own
+		}
+		d := byFile[r.file]
+		slices.Sort(d)
+		r.corr = -d[len(d)/2]
+	}
+	for _, r := range ranks[1:] {
+		var d []int64
+		for k := 0; k < n; k++ {
+			d = append(d, (r.col[k].end+r.offset+r.corr)-(ref.col[k].end+ref.offset+ref.corr))
+		}
+		slices.Sort(d)
+		c.ResidualNs = max(c.ResidualNs, abs64(d[len(d)/2]))
+		lo, hi := d[len(d)/10], d[(len(d)*9)/10]
+		c.SpreadNs = max(c.SpreadNs, hi-lo)
+	}
+	c.MatchedRanks = len(ranks)
+	c.Note = fmt.Sprintf("each file's clock is shifted so that its %d collectives end, in median, when rank %d's do; the spread of the end differences left (P10–P90, %s) bounds the alignment error", n, ref.rank, fmtNs(c.SpreadNs))
+}
+
+func abs64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+func (r *rankIn) shift() int64 { return r.offset + r.corr }
+
+// stepAt returns the index of the rank's step row holding t (rank clock), or -1.
+func (r *rankIn) stepAt(t int64) int {
+	rows := r.res.Steps.Rows
+	for i := range rows {
+		if t >= rows[i].StartNs && t < rows[i].StartNs+rows[i].DurationNs {
+			return rows[i].Index
+		}
+	}
+	return -1
+}
+
+// episodeAt returns the storm episode of the rank overlapping [lo,hi) (rank clock).
+func (r *rankIn) episodeAt(lo, hi int64) *Episode {
+	for i := range r.res.Episodes {
+		e := &r.res.Episodes[i]
+		if e.StartNs < hi && e.EndNs > lo {
+			return e
+		}
+	}
+	return nil
+}
+
+// matchCollectives matches the k-th collective of every rank, finds the
+// last to arrive, and attributes the others' wait to its storm.
+func (jr *JobResult) matchCollectives(ranks []*rankIn) {
+	jr.Attributions = []Attribution{}
+	if jr.Collective == "none" || len(ranks) < 2 {
+		return
+	}
+	n := len(ranks[0].col)
+	for _, r := range ranks {
+		n = min(n, len(r.col))
+	}
+	medStep := 0.0
+	var ps []float64
+	for _, r := range ranks {
+		if r.res.Steps.Count > 0 {
+			ps = append(ps, r.res.Steps.Duration.Median)
+		}
+	}
+	if len(ps) > 0 {
+		slices.Sort(ps)
+		medStep = ps[len(ps)/2]
+	}
+	minSkew := max(float64(jr.Thresholds.MinSkewNs), jr.Thresholds.MinSkewShare*medStep)
+	for k := 0; k < n; k++ {
+		arr := make([]int64, len(ranks))
+		for i, r := range ranks {
+			arr[i] = r.col[k].start + r.shift()
+		}
+		late := 0
+		for i := range arr {
+			if arr[i] > arr[late] {
+				late = i
+			}
+		}
+		sorted := slices.Clone(arr)
+		slices.Sort(sorted)
+		med := sorted[len(sorted)/2]
+		if len(sorted)%2 == 0 {
+			med = (sorted[len(sorted)/2-1] + sorted[len(sorted)/2]) / 2
+		}
+		lateNs := arr[late] - med
+		L := ranks[late]
+		step := L.stepAt(L.col[k].start)
+		js := jr.step(step, ranks)
+		var waits []RankWait
+		var total int64
+		for i, r := range ranks {
+			if i == late {
+				continue
+			}
+			w := min(arr[late]-arr[i], r.col[k].end-r.col[k].start)
+			if w > 0 {
+				waits = append(waits, RankWait{Rank: r.rank, WaitNs: w})
+				total += w
+			}
+		}
+		if js != nil && lateNs > js.LateNs {
+			js.LateRank, js.LateNs, js.WaitNs = L.rank, lateNs, total
+		}
+		if float64(lateNs) < minSkew {
+			continue
+		}
+		// The straggler's storm: an episode between its previous
+		// collective's end (or its step's start) and this arrival.
+		lo := L.col[k].start - int64(medStep)
+		if k > 0 {
+			lo = L.col[k-1].end
+		}
+		e := L.episodeAt(lo, L.col[k].start)
+		if e == nil {
+			continue
+		}
+		a := Attribution{Step: step, Collective: L.col[k].name, Index: k, StragglerRank: L.rank, Episode: e.Index, LateNs: lateNs, WaitNs: total, Waiters: waits}
+		if step >= 0 {
+			for _, s := range L.res.Steps.Rows {
+				if s.Index == step {
+					a.GPUFaults, a.CPUFaults = s.GPUFaults, s.CPUFaults
+				}
+			}
+		} else {
+			a.GPUFaults, a.CPUFaults = e.GPUFaults, e.CPUFaults
+		}
+		a.StallNs = L.stalledIn(lo, L.col[k].start)
+		jr.Attributions = append(jr.Attributions, a)
+		for _, w := range waits {
+			ranks[rankIndex(ranks, w.Rank)].waitOnOthers += w.WaitNs
+		}
+		L.causedWait += total
+	}
+}
+
+func rankIndex(ranks []*rankIn, rank int) int {
+	for i, r := range ranks {
+		if r.rank == rank {
+			return i
+		}
+	}
+	return -1
+}
+
+// stalledIn is the rank's stalled host time in storm episodes within [lo,hi):
+// the episodes' stalled time, pro rata to the overlap.
+func (r *rankIn) stalledIn(lo, hi int64) int64 {
+	var ns int64
+	for _, e := range r.res.Episodes {
+		o := min(hi, e.EndNs) - max(lo, e.StartNs)
+		if o > 0 && e.DurationNs > 0 {
+			ns += int64(float64(e.StalledNs) * float64(o) / float64(e.DurationNs))
+		}
+	}
+	return ns
+}
+
+// step returns the job step with index i (nil for -1 or a step no rank has).
+func (jr *JobResult) step(i int, _ []*rankIn) *JobStep {
+	if i < 0 {
+		return nil
+	}
+	return jr.steps[i]
+}
+
+// buildSteps makes the per-step table: step time per rank (steps matched
+// by index), the slowest rank, time in collectives per rank, storming ranks.
+func (jr *JobResult) buildSteps(ranks []*rankIn) {
+	jr.steps = map[int]*JobStep{}
+	type rs struct {
+		rank int
+		dur  int64
+	}
+	per := map[int][]rs{}
+	for _, r := range ranks {
+		for _, s := range r.res.Steps.Rows {
+			per[s.Index] = append(per[s.Index], rs{r.rank, s.DurationNs})
+		}
+	}
+	var idx []int
+	for i := range per {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	for _, i := range idx {
+		list := per[i]
+		js := &JobStep{Step: i, Ranks: len(list), LateRank: -1, CollectiveNs: make([]int64, len(ranks)), StormRanks: []int{}}
+		ds := make([]int64, len(list))
+		for k, x := range list {
+			ds[k] = x.dur
+			if x.dur > js.SlowestNs || (x.dur == js.SlowestNs && x.rank < js.SlowestRank) {
+				js.SlowestRank, js.SlowestNs = x.rank, x.dur
+			}
+		}
+		js.MedianNs = round1(medianOf(ds))
+		js.SkewNs = js.SlowestNs - int64(js.MedianNs)
+		for ri, r := range ranks {
+			for _, s := range r.res.Steps.Rows {
+				if s.Index != i {
+					continue
+				}
+				lo, hi := s.StartNs, s.StartNs+s.DurationNs
+				for _, c := range r.col {
+					if o := min(hi, c.end) - max(lo, c.start); o > 0 {
+						js.CollectiveNs[ri] += o
+					}
+				}
+				if s.Episode > 0 {
+					js.StormRanks = append(js.StormRanks, r.rank)
+				}
+			}
+		}
+		jr.steps[i] = js
+		jr.Steps = append(jr.Steps, *js)
+	}
+}
+
+// finish fills the per-rank table, the stragglers and the verdict.
+func (jr *JobResult) finish(ranks []*rankIn) {
+	// matchCollectives updated the steps through the map.
+	for i := range jr.Steps {
+		jr.Steps[i] = *jr.steps[jr.Steps[i].Step]
+	}
+	if jr.Steps == nil {
+		jr.Steps = []JobStep{}
+	}
+	jr.Ranks = make([]JobRank, len(ranks))
+	jr.Results = make([]*Result, len(ranks))
+	storming := []string{}
+	for i, r := range ranks {
+		res := r.res
+		row := JobRank{Rank: r.rank, RankSource: r.rankSrc, File: r.file, Pid: r.pid, Device: r.dev, Verdict: res.Verdict,
+			StormNs: res.Headline.StormTimeNs, Episodes: len(res.Episodes), GPUFaults: res.Headline.GPUFaults, CPUFaults: res.Headline.CPUFaults,
+			Steps: res.Steps.Count, StepP50Ns: res.Steps.Duration.Median, HostBlockedNs: res.Headline.BlockedNs, SyncP99Ns: res.Headline.SyncP99Ns,
+			Collectives: len(r.col), WaitOnOthersNs: r.waitOnOthers, CausedWaitNs: r.causedWait, ClockOffsetNs: r.offset, ClockCorrectionNs: r.corr}
+		for _, c := range r.col {
+			row.CollectiveNs += c.end - c.start
+		}
+		span := res.Steps.Duration.Total
+		if span == 0 {
+			span = res.Trace.DurationNs
+		}
+		if span > 0 {
+			row.CollectiveShare = round3(float64(row.CollectiveNs) / float64(span))
+		}
+		jr.Ranks[i] = row
+		jr.Results[i] = res
+		if res.Verdict == VerdictStorm {
+			storming = append(storming, fmt.Sprint(r.rank))
+		}
+	}
+	// Stragglers.
+	by := map[int]*Straggler{}
+	steps := map[int]map[int]bool{}
+	for _, a := range jr.Attributions {
+		s := by[a.StragglerRank]
+		if s == nil {
+			s = &Straggler{Rank: a.StragglerRank, Episodes: []int{}}
+			by[a.StragglerRank] = s
+			steps[a.StragglerRank] = map[int]bool{}
+		}
+		s.Collectives++
+		s.WaitNs += a.WaitNs
+		if !slices.Contains(s.Episodes, a.Episode) {
+			s.Episodes = append(s.Episodes, a.Episode)
+		}
+		if !steps[a.StragglerRank][a.Step] {
+			steps[a.StragglerRank][a.Step] = true
+			s.GPUFaults += a.GPUFaults
+			s.CPUFaults += a.CPUFaults
+		}
+	}
+	jr.Stragglers = []Straggler{}
+	for r, s := range by {
+		s.Steps = len(steps[r])
+		slices.Sort(s.Episodes)
+		jr.Stragglers = append(jr.Stragglers, *s)
+	}
+	slices.SortFunc(jr.Stragglers, func(x, y Straggler) int { return cmp.Or(cmp.Compare(y.WaitNs, x.WaitNs), cmp.Compare(x.Rank, y.Rank)) })
+	switch {
+	case len(storming) > 0:
+		jr.Verdict = VerdictStorm
+		jr.Reason = fmt.Sprintf("storm on rank %s of %d", strings.Join(storming, ", "), len(ranks))
+		if len(jr.Stragglers) > 0 {
+			s := jr.Stragglers[0]
+			jr.Reason += fmt.Sprintf("; rank %d's storm delayed %d collectives: the other ranks waited %s for it", s.Rank, s.Collectives, fmtNs(s.WaitNs))
+		}
+	default:
+		jr.Verdict = VerdictNoStorm
+		jr.Reason = fmt.Sprintf("no storm on any of the %d ranks", len(ranks))
+		insufficient := 0
+		for _, r := range ranks {
+			if r.res.Verdict == VerdictInsufficient {
+				insufficient++
+			}
+		}
+		if insufficient == len(ranks) {
+			jr.Verdict = VerdictInsufficient
+			jr.Reason = "insufficient data on every rank: " + ranks[0].res.Reason
+		}
+	}
+}

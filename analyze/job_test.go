@@ -1,0 +1,132 @@
+package analyze_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/umtrace/umtrace/analyze"
+	"github.com/umtrace/umtrace/ingest/nsys"
+	"github.com/umtrace/umtrace/ingest/nsys/synth"
+	"github.com/umtrace/umtrace/ingest/testshared"
+)
+
+func runJob(t *testing.T, paths []string) *analyze.JobResult {
+	t.Helper()
+	var in []analyze.JobInput
+	for _, p := range paths {
+		r, err := nsys.Open(p, nsys.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		in = append(in, analyze.JobInput{Source: r})
+	}
+	jr, err := analyze.AnalyzeJob(in, analyze.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jr
+}
+
+// checkStraggler: the storm rank is named, only it storms, and the others'
+// waits in the storm steps are attributed to it.
+func checkStraggler(t *testing.T, jr *analyze.JobResult, stormRank int, wantSteps map[int]bool) {
+	t.Helper()
+	for _, r := range jr.Ranks {
+		if (r.Verdict == analyze.VerdictStorm) != (r.Rank == stormRank) {
+			t.Errorf("rank %d: verdict %s (storm rank %d)", r.Rank, r.Verdict, stormRank)
+		}
+	}
+	if len(jr.Stragglers) != 1 || jr.Stragglers[0].Rank != stormRank {
+		t.Fatalf("stragglers %+v, want rank %d alone", jr.Stragglers, stormRank)
+	}
+	for _, a := range jr.Attributions {
+		if !wantSteps[a.Step] {
+			t.Errorf("attribution in step %d, outside the storm", a.Step)
+		}
+		if len(a.Waiters) != len(jr.Ranks)-1 || a.WaitNs <= 0 {
+			t.Errorf("step %d: waiters %+v", a.Step, a.Waiters)
+		}
+	}
+	if len(jr.Attributions) < len(wantSteps)-1 {
+		t.Errorf("%d attributions for %d storm steps", len(jr.Attributions), len(wantSteps))
+	}
+}
+
+// TestJobSynth8Ranks: an 8-rank synth job with a storm on rank 3, clocks
+// seconds apart, files in shuffled order, and (second case) session starts
+// recorded with errors of seconds.
+func TestJobSynth8Ranks(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		clockErr int64
+	}{{"offsets", 0}, {"clock-errors", 1_300_000_000}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			jc := synth.DefaultJobConfig()
+			jc.ClockErrorNs = tc.clockErr
+			truth, err := synth.GenerateJob(dir, jc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var paths []string
+			for r := 0; r < jc.Ranks; r++ {
+				paths = append(paths, synth.RankFile(dir, r))
+			}
+			rand.New(rand.NewPCG(7, 7)).Shuffle(len(paths), func(i, j int) { paths[i], paths[j] = paths[j], paths[i] })
+			jr := runJob(t, paths)
+			steps := map[int]bool{}
+			for _, e := range truth.Episodes {
+				for s := e.FirstStep; s <= e.LastStep; s++ {
+					steps[s] = true
+				}
+			}
+			checkStraggler(t, jr, jc.StormRank, steps)
+			// The attributed wait equals the planted one within 10%.
+			var want, got int64
+			for s := range steps {
+				for r, w := range truth.WaitNs[s] {
+					if r != jc.StormRank {
+						want += w
+					}
+				}
+			}
+			got = jr.Stragglers[0].WaitNs
+			if d := float64(got-want) / float64(want); d > 0.1 || d < -0.1 {
+				t.Errorf("attributed wait %d ns, planted %d ns", got, want)
+			}
+			if jr.Clock.ResidualNs > 1_000_000 {
+				t.Errorf("clock residual %d ns after alignment", jr.Clock.ResidualNs)
+			}
+			// Order of the inputs does not matter.
+			slices := append([]string{}, paths...)
+			for i, j := 0, len(slices)-1; i < j; i, j = i+1, j-1 {
+				slices[i], slices[j] = slices[j], slices[i]
+			}
+			a, _ := json.Marshal(jr.Ranks)
+			b, _ := json.Marshal(runJob(t, slices).Ranks)
+			if !bytes.Equal(a, b) {
+				t.Error("per-rank table depends on the input order")
+			}
+		})
+	}
+}
+
+// TestJobReproducerTraces: the traces recorded on an H200 (docs/reproducer.md):
+// two processes in one file, rank 1 storming, and the multi-gpu scenario
+// dry-run as two processes (one file each) on one GPU.
+func TestJobReproducerTraces(t *testing.T) {
+	all := map[int]bool{0: true, 1: true, 2: true, 3: true, 4: true, 5: true}
+	jr := runJob(t, []string{testshared.Testdata("reproducer", "multi", "multi-process.sqlite")})
+	if len(jr.Ranks) != 2 || jr.Ranks[1].RankSource != "nvtx" {
+		t.Fatalf("ranks %+v", jr.Ranks)
+	}
+	checkStraggler(t, jr, 1, all)
+	jr = runJob(t, []string{testshared.Testdata("reproducer", "multi", "multi-gpu.rank1.sqlite"), testshared.Testdata("reproducer", "multi", "multi-gpu.rank0.sqlite")})
+	checkStraggler(t, jr, 1, all)
+	if jr.Ranks[0].WaitOnOthersNs < 100_000_000 {
+		t.Errorf("rank 0 waited %d ns for rank 1; the run showed a barrier P50 of 39 ms per step", jr.Ranks[0].WaitOnOthersNs)
+	}
+}

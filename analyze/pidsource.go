@@ -1,0 +1,115 @@
+package analyze
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/umtrace/umtrace/ingest"
+)
+
+// pidSource is a Source restricted to one process: tables with a pid column
+// yield only that process's rows; the others (GPUs, the export's span) pass
+// through. A job analyzes each process of a multi-process file through one.
+type pidSource struct {
+	src  ingest.Source
+	pid  int64
+	info ingest.TraceInfo
+}
+
+// ProcessSource returns src restricted to process pid. The launch
+// environment (rank variables) belongs to the process nsys started, not to
+// each of its children, so it is dropped.
+func ProcessSource(src ingest.Source, pid int64) ingest.Source {
+	info := *src.Info()
+	info.LaunchEnv = nil
+	return &pidSource{src: src, pid: pid, info: info}
+}
+
+func (p *pidSource) Info() *ingest.TraceInfo { return &p.info }
+
+func (p *pidSource) Scan(t *ingest.Table, fn func(arrow.RecordBatch) error) error {
+	return p.ScanColumns(t, nil, fn)
+}
+
+// ScanColumns implements ingest.ColumnScanner (nil cols: every column).
+func (p *pidSource) ScanColumns(t *ingest.Table, cols []string, fn func(arrow.RecordBatch) error) error {
+	scan := func(f func(arrow.RecordBatch) error) error {
+		if cs, ok := p.src.(ingest.ColumnScanner); ok && cols != nil {
+			if t.Has(ingest.ColPid) {
+				cols = withPid(t, cols)
+			}
+			return cs.ScanColumns(t, cols, f)
+		}
+		return p.src.Scan(t, f)
+	}
+	if !t.Has(ingest.ColPid) {
+		return scan(fn)
+	}
+	return scan(func(r arrow.RecordBatch) error {
+		out := filterPid(r, t, p.pid)
+		if out == nil {
+			return nil
+		}
+		defer out.Release()
+		return fn(out)
+	})
+}
+
+func withPid(t *ingest.Table, cols []string) []string {
+	for _, c := range cols {
+		if c == ingest.ColPid {
+			return cols
+		}
+	}
+	return append(append([]string{}, cols...), ingest.ColPid)
+}
+
+// filterPid copies the rows of r whose pid is pid into a new batch (nil
+// when there are none); r itself is returned, retained, when every row
+// matches.
+func filterPid(r arrow.RecordBatch, t *ingest.Table, pid int64) arrow.RecordBatch {
+	pids := ingest.I64(r, t, ingest.ColPid)
+	n := int(r.NumRows())
+	keep := 0
+	for i := 0; i < n; i++ {
+		if pids.Value(i) == pid {
+			keep++
+		}
+	}
+	switch keep {
+	case 0:
+		return nil
+	case n:
+		r.Retain()
+		return r
+	}
+	b := ingest.NewBuilder(memory.DefaultAllocator, t)
+	defer b.Release()
+	b.Reserve(keep)
+	for i := 0; i < n; i++ {
+		if pids.Value(i) != pid {
+			continue
+		}
+		for c, col := range t.Columns {
+			a := r.Column(c)
+			if a.IsNull(i) {
+				b.Null(c)
+				continue
+			}
+			switch col.Kind {
+			case ingest.Int64:
+				b.Int64(c, a.(*array.Int64).Value(i))
+			case ingest.Int32:
+				b.Int32(c, a.(*array.Int32).Value(i))
+			case ingest.Uint64:
+				b.Uint64(c, a.(*array.Uint64).Value(i))
+			case ingest.String:
+				d := a.(*array.Dictionary)
+				b.String(c, d.Dictionary().(*array.String).Value(d.GetValueIndex(i)))
+			}
+		}
+		b.EndRow()
+	}
+	return b.NewBatch()
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/umtrace/umtrace/analyze"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
+	"github.com/umtrace/umtrace/ingest/nsys"
+	"github.com/umtrace/umtrace/report"
+)
+
+// Job mode of analyze: several traces (or a directory or glob of them), or
+// one trace holding several CUDA processes, are the ranks of one job
+// (analyze.AnalyzeJob, docs/method.md "Jobs").
+
+// isJobArgs reports whether analyze's arguments name a job rather than one
+// trace: several arguments, a directory, or a glob.
+func isJobArgs(args []string) bool {
+	if len(args) > 1 {
+		return true
+	}
+	if len(args) == 1 {
+		if strings.ContainsAny(args[0], "*?[") {
+			return true
+		}
+		if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// analyzeJob analyzes args as one job and writes the job report.
+func analyzeJob(stdout io.Writer, args []string, o job.Opener, opts analyze.Options, out *output, failOnStorm bool) error {
+	paths, fails := job.Expand(args)
+	if len(fails) > 0 {
+		return badInput(fmt.Errorf("%s", fails[0].Reason))
+	}
+	if len(paths) == 0 {
+		return usageErr("no traces to analyze")
+	}
+	format, err := out.resolve(paths...)
+	if err != nil {
+		return err
+	}
+	var inputs []analyze.JobInput
+	for _, p := range paths {
+		db, err := o.SQLite(p)
+		if err != nil {
+			return err
+		}
+		r, err := nsys.Open(db, nsys.Options{})
+		if err != nil {
+			return badInput(err)
+		}
+		defer r.Close()
+		inputs = append(inputs, analyze.JobInput{Source: r})
+	}
+	jr, err := analyze.AnalyzeJob(inputs, opts)
+	if err != nil {
+		return badInput(err)
+	}
+	var buf bytes.Buffer
+	if err := report.GenerateJob(&buf, jr, format); err != nil {
+		return internal(err)
+	}
+	if err := out.write(stdout, buf.Bytes()); err != nil {
+		return err
+	}
+	if failOnStorm && jr.Verdict == analyze.VerdictStorm {
+		return failed(fmt.Errorf("job of %d ranks: storm: %s", len(jr.Ranks), jr.Reason))
+	}
+	return nil
+}
