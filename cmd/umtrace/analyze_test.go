@@ -124,7 +124,8 @@ func TestAnalyzeBadInput(t *testing.T) {
 		{"truncated", write("cut.sqlite", good[:len(good)/2]), "truncated SQLite file", exitBadInput},
 		{"not nsys", other, "not an Nsight Systems SQLite export", exitBadInput},
 		{"missing", filepath.Join(dir, "missing.sqlite"), "no such file or directory", exitBadInput},
-		{"directory", dir, "is a directory", exitBadInput},
+		// A directory is a job of its traces: the first bad one (sorted) is named.
+		{"directory", dir, "cut.sqlite: truncated SQLite file", exitBadInput},
 	}
 	if ext := testshared.Path("external", "nsys", "cardiac_2021.3.3_emptytrace_report1.sqlite"); fileExists(ext) {
 		cases = append(cases, struct {
