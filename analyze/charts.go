@@ -73,34 +73,26 @@ func (a *analysis) charts() {
 		}
 		ch.SyncHistograms = append(ch.SyncHistograms, h)
 	}
+	// UM-stalled calls merged into disjoint spans per process (calls are
+	// sorted by start), then each step's overlap with them.
+	stalled := map[int64][]span{}
+	for i := range c.calls {
+		cl := &c.calls[i]
+		if !cl.stall {
+			continue
+		}
+		u := stalled[cl.pid]
+		if n := len(u); n > 0 && cl.start <= u[n-1].hi {
+			u[n-1].hi = max(u[n-1].hi, cl.end)
+		} else {
+			u = append(u, span{cl.start, cl.end})
+		}
+		stalled[cl.pid] = u
+	}
 	for i, s := range a.steps {
-		var cur span
-		have := false
-		var total int64
-		for j := sort.Search(len(c.calls), func(j int) bool { return c.calls[j].end > s.start }); j < len(c.calls); j++ {
-			cl := &c.calls[j]
-			if cl.start >= s.end {
-				break
-			}
-			if cl.pid != s.pid || !cl.stall {
-				continue
-			}
-			lo, hi := max(cl.start, s.start), min(cl.end, s.end)
-			if hi <= lo {
-				continue
-			}
-			if have && lo <= cur.hi {
-				cur.hi = max(cur.hi, hi)
-				continue
-			}
-			if have {
-				total += cur.hi - cur.lo
-			}
-			cur, have = span{lo, hi}, true
+		u := stalled[s.pid]
+		for j := sort.Search(len(u), func(j int) bool { return u[j].hi > s.start }); j < len(u) && u[j].lo < s.end; j++ {
+			ch.StepStallNs[i] += min(s.end, u[j].hi) - max(s.start, u[j].lo)
 		}
-		if have {
-			total += cur.hi - cur.lo
-		}
-		ch.StepStallNs[i] = total
 	}
 }

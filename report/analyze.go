@@ -117,14 +117,7 @@ func AnalyzeDoc(r *analyze.Result) *Doc {
 		}
 		d.add(table(append([]string{"kernel"}, distHead...), rows))
 	}
-	if len(r.Warnings) > 0 {
-		d.h(2, T("Warnings"))
-		var items []Inline
-		for _, s := range r.Warnings {
-			items = append(items, T(s))
-		}
-		d.add(List{items})
-	}
+	warnings(d, r)
 	method(d, r)
 	return d
 }
@@ -321,8 +314,8 @@ func sanitizerSection(d *Doc, r *analyze.Result) {
 		Align: []Align{Left, Left, Left, Left, Left, Left, Right, Left}, Rows: rows})
 }
 
-// SummaryDoc is the terminal summary of one analysis (the text format).
-func SummaryDoc(r *analyze.Result) *Doc {
+// TerminalDoc is the terminal summary of one analysis (the text format).
+func TerminalDoc(r *analyze.Result) *Doc {
 	d := &Doc{Title: "umtrace: " + r.Trace.File}
 	h := r.Headline
 	t0 := r.Trace.StartNs
@@ -386,14 +379,7 @@ func SummaryDoc(r *analyze.Result) *Doc {
 		}
 		d.add(List{items})
 	}
-	if len(r.Warnings) > 0 {
-		d.h(2, T("Warnings"))
-		var items []Inline
-		for _, w := range r.Warnings {
-			items = append(items, T(w))
-		}
-		d.add(List{items})
-	}
+	warnings(d, r)
 	d.add(Para{Text: T("Full report: umtrace analyze " + r.Trace.File + " --format md")})
 	return d
 }
@@ -409,4 +395,17 @@ func startupLine(r *analyze.Result) string {
 		parts = append(parts, fmt.Sprintf("%s %s ms (pid %d)", s.API, msI(s.DurationNs), s.Pid))
 	}
 	return strings.Join(parts, ", ") + ", not counted above"
+}
+
+// warnings lists the analysis's caveats, when there are any.
+func warnings(d *Doc, r *analyze.Result) {
+	if len(r.Warnings) == 0 {
+		return
+	}
+	d.h(2, T("Warnings"))
+	items := make([]Inline, len(r.Warnings))
+	for i, w := range r.Warnings {
+		items[i] = T(w)
+	}
+	d.add(List{items})
 }

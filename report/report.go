@@ -20,7 +20,7 @@ var Formats = []string{"text", "md", "json", "html"}
 func Generate(w io.Writer, res *analyze.Result, format string) error {
 	switch format {
 	case "text", "":
-		return Render(w, SummaryDoc(res), "text")
+		return Render(w, TerminalDoc(res), "text")
 	case "md", "markdown", "html":
 		return Render(w, AnalyzeDoc(res), format)
 	case "json":

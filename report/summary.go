@@ -2,11 +2,10 @@ package report
 
 import (
 	"encoding/csv"
-	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -32,8 +31,8 @@ type SummaryRow struct {
 	StormTimeNs     int64   `json:"storm_time_ns"`
 	StormShare      float64 `json:"storm_share"`
 	Episodes        int64   `json:"episodes"`
-	WorstEpisodeNs  int64   `json:"worst_episode_ns"`       // longest storm episode, 0 without
-	WorstEpisodeAt  int64   `json:"worst_episode_start_ns"` // its start (trace clock)
+	WorstEpisodeNs  int64   `json:"worst_episode_ns"`      // longest storm episode, 0 without
+	WorstEpisodeAt  float64 `json:"worst_episode_start_s"` // its start, seconds from the trace start
 	BlockedShare    float64 `json:"blocked_share"`
 	SyncP99Ns       float64 `json:"sync_p99_ns"`
 	FaultsPerSec    float64 `json:"faults_per_sec"`
@@ -67,7 +66,7 @@ func SummaryRowFromResult(id, file, sha, version string, res *analyze.Result) Su
 	}
 	for _, e := range res.Episodes {
 		if e.DurationNs > r.WorstEpisodeNs {
-			r.WorstEpisodeNs, r.WorstEpisodeAt = e.DurationNs, e.StartNs
+			r.WorstEpisodeNs, r.WorstEpisodeAt = e.DurationNs, math.Round(float64(e.StartNs-res.Trace.StartNs)/1e6)/1e3
 		}
 	}
 	return r
@@ -104,72 +103,32 @@ func SortSummaryRows(rows []SummaryRow) {
 	})
 }
 
-// GB formats bytes as decimal gigabytes with three decimals.
-func GB(b int64) string { return strconv.FormatFloat(float64(b)/1e9, 'f', 3, 64) }
-
-// WriteMarkdown writes the summary table, then the failed inputs with
-// their reasons. rows must be sorted (SortSummaryRows).
-func WriteSummaryMarkdown(w io.Writer, title string, rows []SummaryRow) error {
-	var b strings.Builder
-	var ok, fails []SummaryRow
-	counts := map[string]int{}
-	for _, r := range rows {
-		counts[r.Verdict]++
-		if r.Verdict == VerdictError {
-			fails = append(fails, r)
-		} else {
-			ok = append(ok, r)
-		}
-	}
-	fmt.Fprintf(&b, "# %s\n\n", title)
-	fmt.Fprintf(&b, "%d traces: %d storm, %d insufficient_data, %d no_storm, %d failed.\n\n",
-		len(rows), counts[analyze.VerdictStorm], counts[analyze.VerdictInsufficient], counts[analyze.VerdictNoStorm], counts[VerdictError])
-	if len(ok) > 0 {
-		b.WriteString("| trace | verdict | storm time | worst episode | sync P99 | faults/s | migrated GB |\n")
-		b.WriteString("|---|---|---:|---:|---:|---:|---:|\n")
-		for _, r := range ok {
-			worst := "—"
-			if r.WorstEpisodeNs > 0 {
-				worst = fmt.Sprintf("%s at %s", analyze.FormatNs(float64(r.WorstEpisodeNs)), analyze.FormatNs(float64(r.WorstEpisodeAt)))
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s (%.1f%%) | %s | %s | %.1f | %s |\n",
-				mdEscape(r.Trace), r.Verdict, analyze.FormatNs(float64(r.StormTimeNs)), 100*r.StormShare,
-				worst, analyze.FormatNs(r.SyncP99Ns), r.FaultsPerSec, GB(r.MigratedBytes))
-		}
-		b.WriteString("\n")
-	}
-	if len(fails) > 0 {
-		b.WriteString("## Failed inputs\n\n| trace | reason |\n|---|---|\n")
-		for _, r := range fails {
-			fmt.Fprintf(&b, "| %s | %s |\n", mdEscape(r.Trace), mdEscape(r.Reason))
-		}
-		b.WriteString("\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
-}
-
-// CSVHeader is the header of the CSV summary.
-var CSVHeader = []string{"trace", "verdict", "storm_time_ns", "storm_share", "worst_episode_ns", "worst_episode_start_ns",
-	"sync_p99_ns", "faults_per_sec", "migrated_gb", "migrated_bytes", "file", "sha256", "reason"}
-
-// WriteSummaryCSV writes the summary as CSV (one row per trace, failures
-// included with verdict "error" and the reason).
+// WriteSummaryCSV writes the summary as CSV: one row per trace, failures
+// included with verdict "error" and the reason; the columns are the
+// summary schema's (SummaryColumnDocs), as in summary.parquet and the
+// export's summary table.
 func WriteSummaryCSV(w io.Writer, rows []SummaryRow) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(CSVHeader); err != nil {
+	var head []string
+	for _, d := range SummaryColumnDocs {
+		head = append(head, d[0])
+	}
+	if err := cw.Write(head); err != nil {
 		return err
 	}
-	f := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
 	for _, r := range rows {
-		rec := []string{r.Trace, r.Verdict, strconv.FormatInt(r.StormTimeNs, 10), f(r.StormShare, 4),
-			strconv.FormatInt(r.WorstEpisodeNs, 10), strconv.FormatInt(r.WorstEpisodeAt, 10),
-			f(r.SyncP99Ns, 1), f(r.FaultsPerSec, 3), GB(r.MigratedBytes), strconv.FormatInt(r.MigratedBytes, 10),
-			r.File, r.SHA256, r.Reason}
+		vals := r.values()
+		rec := make([]string, len(head))
+		for i, h := range head {
+			switch v := vals[h].(type) {
+			case string:
+				rec[i] = Visible(v)
+			case int64:
+				rec[i] = strconv.FormatInt(v, 10)
+			case float64:
+				rec[i] = strconv.FormatFloat(v, 'f', -1, 64)
+			}
+		}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
@@ -189,16 +148,13 @@ var SummarySchemaNoID = summarySchema(false)
 // SummaryColumnDocs documents each summary column, in schema order.
 var SummaryColumnDocs = [][2]string{
 	{"trace", "trace id (file base name, sanitized; plus a hash prefix when names clash)"},
-	{"file", "file base name"},
-	{"sha256", "SHA-256 of the file's content"},
 	{"verdict", "storm, insufficient_data, no_storm, or error"},
-	{"reason", "why the verdict, or the error"},
-	{"duration_ns", "trace duration"},
 	{"storm_time_ns", "time covered by storm episodes"},
 	{"storm_share", "storm time / trace duration"},
 	{"episodes", "storm episodes"},
 	{"worst_episode_ns", "duration of the longest storm episode (0 without)"},
-	{"worst_episode_start_ns", "its start, trace clock"},
+	{"worst_episode_start_s", "its start, seconds from the trace start"},
+	{"duration_ns", "trace duration"},
 	{"blocked_share", "host-blocking time / trace duration"},
 	{"sync_p99_ns", "P99 of host-blocking call durations"},
 	{"faults_per_sec", "UM page faults (GPU + CPU) per second"},
@@ -207,8 +163,11 @@ var SummaryColumnDocs = [][2]string{
 	{"migrated_bytes", "UM bytes migrated"},
 	{"demand_migrated_bytes", "UM bytes migrated by faults (page fault, speculative prefetch, eviction)"},
 	{"step_p50_ns", "median step time (0 without NVTX steps)"},
+	{"file", "file base name"},
+	{"sha256", "SHA-256 of the file's content"},
 	{"umtrace_version", "umtrace version that analyzed the trace"},
 	{"result_schema_version", "analyze JSON schema version"},
+	{"reason", "why the verdict, or the error"},
 }
 
 func summarySchema(withID bool) *arrow.Schema {
@@ -218,7 +177,7 @@ func summarySchema(withID bool) *arrow.Schema {
 		switch d[0] {
 		case "trace", "file", "sha256", "verdict", "reason", "umtrace_version":
 			t = arrow.BinaryTypes.String
-		case "storm_share", "blocked_share", "sync_p99_ns", "faults_per_sec", "step_p50_ns":
+		case "storm_share", "blocked_share", "sync_p99_ns", "faults_per_sec", "step_p50_ns", "worst_episode_start_s":
 			t = arrow.PrimitiveTypes.Float64
 		default:
 			t = arrow.PrimitiveTypes.Int64
@@ -231,21 +190,26 @@ func summarySchema(withID bool) *arrow.Schema {
 	return arrow.NewSchema(fields, nil)
 }
 
+// values maps the summary's column names to r's values.
+func (r SummaryRow) values() map[string]any {
+	return map[string]any{
+		"trace": r.Trace, "file": r.File, "sha256": r.SHA256, "verdict": r.Verdict, "reason": r.Reason,
+		"duration_ns": r.DurationNs, "storm_time_ns": r.StormTimeNs, "storm_share": r.StormShare,
+		"episodes": r.Episodes, "worst_episode_ns": r.WorstEpisodeNs, "worst_episode_start_s": r.WorstEpisodeAt,
+		"blocked_share": r.BlockedShare, "sync_p99_ns": r.SyncP99Ns, "faults_per_sec": r.FaultsPerSec,
+		"gpu_faults": r.GPUFaults, "cpu_faults": r.CPUFaults, "migrated_bytes": r.MigratedBytes,
+		"demand_migrated_bytes": r.DemandMigBytes, "step_p50_ns": r.StepP50Ns,
+		"umtrace_version": r.UmtraceVersion, "result_schema_version": r.ResultSchemaVer,
+	}
+}
+
 // Record returns rows as an Arrow record of schema (SummarySchema or
 // SummarySchemaNoID). The caller releases it.
 func SummaryRecord(mem memory.Allocator, schema *arrow.Schema, rows []SummaryRow) arrow.RecordBatch {
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
 	for _, r := range rows {
-		vals := map[string]any{
-			"trace": r.Trace, "file": r.File, "sha256": r.SHA256, "verdict": r.Verdict, "reason": r.Reason,
-			"duration_ns": r.DurationNs, "storm_time_ns": r.StormTimeNs, "storm_share": r.StormShare,
-			"episodes": r.Episodes, "worst_episode_ns": r.WorstEpisodeNs, "worst_episode_start_ns": r.WorstEpisodeAt,
-			"blocked_share": r.BlockedShare, "sync_p99_ns": r.SyncP99Ns, "faults_per_sec": r.FaultsPerSec,
-			"gpu_faults": r.GPUFaults, "cpu_faults": r.CPUFaults, "migrated_bytes": r.MigratedBytes,
-			"demand_migrated_bytes": r.DemandMigBytes, "step_p50_ns": r.StepP50Ns,
-			"umtrace_version": r.UmtraceVersion, "result_schema_version": r.ResultSchemaVer,
-		}
+		vals := r.values()
 		for i, f := range schema.Fields() {
 			switch fb := b.Field(i).(type) {
 			case *array.StringBuilder:

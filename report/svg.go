@@ -69,7 +69,7 @@ func (s *svg) text(x, y float64, anchor, fill, txt, extra string) {
 }
 
 // path writes a path from points (a polyline; closed when fill is set).
-func (s *svg) path(pts [][2]float64, stroke, fill string, width float64) {
+func (s *svg) path(pts [][2]float64, stroke, fill string, width float64, extra string) {
 	if len(pts) == 0 {
 		return
 	}
@@ -85,7 +85,7 @@ func (s *svg) path(pts [][2]float64, stroke, fill string, width float64) {
 	if fill != "none" {
 		d.WriteString(" Z")
 	}
-	fmt.Fprintf(&s.b, `<path d="%s" stroke="%s" fill="%s" stroke-width="%s"/>`+"\n", d.String(), stroke, fill, f1(width))
+	fmt.Fprintf(&s.b, `<path d="%s" stroke="%s" fill="%s" stroke-width="%s"%s/>`+"\n", d.String(), stroke, fill, f1(width), extra)
 }
 
 // legend writes coloured swatches with labels from x, y.

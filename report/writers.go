@@ -205,8 +205,15 @@ func htmlInline(in Inline) string {
 func renderText(b *bytes.Buffer, d *Doc) {
 	for i, bl := range d.Blocks {
 		if i > 0 {
-			if _, ok := bl.(Heading); ok {
+			switch bl.(type) {
+			case Heading:
 				b.WriteString("\n")
+			case Table, Pre, Chart:
+				// A table after a paragraph or list gets air; after a
+				// heading it does not.
+				if _, ok := d.Blocks[i-1].(Heading); !ok {
+					b.WriteString("\n")
+				}
 			}
 		}
 		textBlock(b, bl)

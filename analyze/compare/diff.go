@@ -5,9 +5,6 @@
 package compare
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
 	"math"
 	"sort"
 	"strconv"
@@ -313,73 +310,4 @@ func overall(rows []Row) (string, string) {
 		return "mixed", "improved: " + strings.Join(imp, ", ") + "; regressed: " + strings.Join(reg, ", ")
 	}
 	return "no significant change", "no change in step time, storm time, fault rate or fault-driven migration"
-}
-
-// WriteJSON writes the diff as indented JSON.
-func (d *Diff) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(d)
-}
-
-func fmtVal(unit string, v *float64) string {
-	if v == nil {
-		return "—"
-	}
-	x := *v
-	switch unit {
-	case "ns":
-		if x < 0 {
-			return "-" + analyze.FormatNs(-x)
-		}
-		return analyze.FormatNs(x)
-	case "share":
-		return strconv.FormatFloat(100*x, 'f', 1, 64) + "%"
-	case "bytes":
-		if x < 0 {
-			return "-" + analyze.FormatBytes(int64(-x))
-		}
-		return analyze.FormatBytes(int64(x))
-	case "per_sec":
-		return strconv.FormatFloat(x, 'f', 1, 64) + "/s"
-	}
-	return strconv.FormatFloat(x, 'f', 0, 64)
-}
-
-// WriteMarkdown writes the diff as a markdown table.
-func (d *Diff) WriteMarkdown(w io.Writer) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# umtrace diff: %s → %s\n\n**%s** (%s).\n\n", d.Before, d.After, d.Overall, d.Reason)
-	b.WriteString("| metric | before | after | change | significance | verdict |\n|---|---:|---:|---:|---|---|\n")
-	for _, r := range d.Rows {
-		change := "—"
-		if r.Change != nil {
-			change = fmtVal(r.Unit, r.Change)
-			if r.Unit == "share" {
-				change = strconv.FormatFloat(100**r.Change, 'f', 1, 64) + " pp"
-			}
-			if r.Unit == "ns" || r.Unit == "bytes" || r.Unit == "share" || r.Unit == "per_sec" || r.Unit == "count" {
-				if *r.Change > 0 {
-					change = "+" + change
-				}
-			}
-			if r.RelChange != nil {
-				change += fmt.Sprintf(" (%+.1f%%)", 100**r.RelChange)
-			}
-		}
-		sig := "— (single total)"
-		if r.Test == "mann_whitney_u" {
-			sig = fmt.Sprintf("p=%s (MWU, n=%d/%d)", strconv.FormatFloat(*r.P, 'g', 3, 64), r.NBefore, r.NAfter)
-		} else if r.NBefore > 0 || r.NAfter > 0 {
-			sig = fmt.Sprintf("— (n=%d/%d, too few to test)", r.NBefore, r.NAfter)
-		}
-		verdict := r.Verdict
-		if verdict == "improved" || verdict == "regressed" {
-			verdict = "**" + verdict + "**"
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", r.Metric, fmtVal(r.Unit, r.Before), fmtVal(r.Unit, r.After), change, sig, verdict)
-	}
-	fmt.Fprintf(&b, "\nSignificance: %s. Lower is better for every metric.\n", d.Method)
-	_, err := io.WriteString(w, b.String())
-	return err
 }

@@ -1,13 +1,11 @@
 // Package gate checks analyses against CI thresholds (absolute, and
-// relative to a baseline trace) and reports the outcome as markdown and
-// JUnit XML.
+// relative to a baseline trace); package report renders the outcome
+// (markdown, HTML, JSON, JUnit XML).
 package gate
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -295,136 +293,4 @@ func (o *Outcome) Failed() int {
 		}
 	}
 	return n
-}
-
-// WriteMarkdown writes a short summary: the verdict, then one table row
-// per check.
-func (o *Outcome) WriteMarkdown(w io.Writer) error {
-	var b strings.Builder
-	status := "PASS"
-	switch {
-	case len(o.Errors) > 0:
-		status = "ERROR"
-	case o.Failed() > 0:
-		status = "FAIL"
-	}
-	fmt.Fprintf(&b, "# umtrace gate: %s\n\n%d checks, %d failed, %d inputs with errors.\n\n", status, len(o.Checks), o.Failed(), len(o.Errors))
-	if len(o.Checks) > 0 {
-		b.WriteString("| trace | check | value | limit | result |\n|---|---|---:|---:|---|\n")
-		for _, c := range o.Checks {
-			res := "pass"
-			if !c.Pass {
-				res = "**FAIL**"
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", esc(c.Trace), c.Name, c.Value, c.Limit, res)
-		}
-		b.WriteString("\n")
-	}
-	for _, e := range o.Errors {
-		fmt.Fprintf(&b, "- **error** %s: %s\n", esc(e.Trace), esc(e.Detail))
-	}
-	if len(o.Errors) > 0 {
-		b.WriteString("\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-func esc(s string) string { return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s) }
-
-// JUnit XML types (the schema Jenkins, GitLab and GitHub reporters read).
-type (
-	JUnitSuites struct {
-		XMLName  xml.Name     `xml:"testsuites"`
-		Name     string       `xml:"name,attr"`
-		Tests    int          `xml:"tests,attr"`
-		Failures int          `xml:"failures,attr"`
-		Errors   int          `xml:"errors,attr"`
-		Suites   []JUnitSuite `xml:"testsuite"`
-	}
-	JUnitSuite struct {
-		Name     string      `xml:"name,attr"`
-		Tests    int         `xml:"tests,attr"`
-		Failures int         `xml:"failures,attr"`
-		Errors   int         `xml:"errors,attr"`
-		Cases    []JUnitCase `xml:"testcase"`
-	}
-	JUnitCase struct {
-		Name      string        `xml:"name,attr"`
-		Classname string        `xml:"classname,attr"`
-		Failure   *JUnitProblem `xml:"failure,omitempty"`
-		Error     *JUnitProblem `xml:"error,omitempty"`
-		SystemOut string        `xml:"system-out,omitempty"`
-	}
-	JUnitProblem struct {
-		Message string `xml:"message,attr"`
-		Type    string `xml:"type,attr"`
-		Text    string `xml:",chardata"`
-	}
-)
-
-// JUnit builds the JUnit document: one suite per trace, one test case per
-// check (an "analyze" case with an error for traces that could not be
-// read).
-func (o *Outcome) JUnit() JUnitSuites {
-	doc := JUnitSuites{Name: "umtrace gate"}
-	idx := map[string]int{}
-	suite := func(trace string) *JUnitSuite {
-		i, ok := idx[trace]
-		if !ok {
-			i = len(doc.Suites)
-			idx[trace] = i
-			doc.Suites = append(doc.Suites, JUnitSuite{Name: "umtrace gate: " + trace})
-		}
-		return &doc.Suites[i]
-	}
-	for _, c := range o.Checks {
-		s := suite(c.Trace)
-		tc := JUnitCase{Name: c.Name, Classname: "umtrace.gate." + c.Trace, SystemOut: fmt.Sprintf("value %s, limit %s", c.Value, c.Limit)}
-		if !c.Pass {
-			tc.Failure = &JUnitProblem{Message: c.Detail, Type: "threshold", Text: c.Detail}
-			s.Failures++
-		}
-		s.Tests++
-		s.Cases = append(s.Cases, tc)
-	}
-	for _, e := range o.Errors {
-		s := suite(e.Trace)
-		s.Tests++
-		s.Errors++
-		s.Cases = append(s.Cases, JUnitCase{Name: "analyze", Classname: "umtrace.gate." + e.Trace,
-			Error: &JUnitProblem{Message: e.Detail, Type: "bad_input", Text: e.Detail}})
-	}
-	for _, s := range doc.Suites {
-		doc.Tests += s.Tests
-		doc.Failures += s.Failures
-		doc.Errors += s.Errors
-	}
-	return doc
-}
-
-// WriteJUnit writes the JUnit XML document.
-func (o *Outcome) WriteJUnit(w io.Writer) error {
-	data, err := xml.MarshalIndent(o.JUnit(), "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "%s%s\n", xml.Header, data)
-	return err
-}
-
-// FormatThresholds lists the thresholds in effect, for reports.
-func FormatThresholds(t Thresholds) string {
-	f := func(v float64, s string) string {
-		if v < 0 {
-			return "off"
-		}
-		return s
-	}
-	return fmt.Sprintf("max-fault-rate=%s max-migration-latency-per-page=%s max-storm-share=%s max-sync-p99=%s max-regression=%s",
-		f(t.MaxFaultRate, strconv.FormatFloat(t.MaxFaultRate, 'g', -1, 64)),
-		f(t.MaxMigNsPerPage, analyze.FormatNs(t.MaxMigNsPerPage)),
-		f(t.MaxStormShare, strconv.FormatFloat(100*t.MaxStormShare, 'g', -1, 64)+"%"),
-		f(t.MaxSyncP99Ns, analyze.FormatNs(t.MaxSyncP99Ns)),
-		f(t.MaxRegression, strconv.FormatFloat(100*t.MaxRegression, 'g', -1, 64)+"%"))
 }

@@ -46,7 +46,7 @@ func golden(t *testing.T, path string, got []byte) {
 		t.Fatalf("%v (run go test ./cmd/umtrace -update)", err)
 	}
 	if !bytes.Equal(got, want) {
-		gotPath := strings.TrimSuffix(path, filepath.Ext(path)) + ".got" + filepath.Ext(path)
+		gotPath := strings.TrimSuffix(path, filepath.Ext(path)) + ".got-" + strings.TrimPrefix(filepath.Ext(path), ".")
 		os.WriteFile(gotPath, got, 0o644)
 		t.Errorf("%s differs from golden; wrote %s (diff them, or rerun with -update)", path, gotPath)
 	}

@@ -98,8 +98,8 @@ func summaryBase(sh job.Shard) string {
 
 func cmdBatch(stdout, stderr io.Writer, args []string) error {
 	fs := newFlags("batch", stdout, stderr)
-	out := outputFlags(fs, "summary", "md", "md", "csv")
-	outDir := outDirFlag(fs, "umtrace-batch", "output `DIR`: traces/<id>.{md,json} per trace, summary.{md,csv,parquet}")
+	out := outputFlags(fs, "summary", "md", "md", "html", "json", "csv")
+	outDir := outDirFlag(fs, "umtrace-batch", "output `DIR`: traces/<id>.{md,json} per trace, summary.{md,html,json,csv,parquet}")
 	jobs := fs.IntP("jobs", "j", job.DefaultJobs(), "traces analyzed at once (memory grows with it)")
 	shardFlag := fs.String("shard", "", "analyze only part I of N of the sorted inputs (index % N == I-1), e.g. for a Slurm array")
 	force := fs.Bool("force", false, "re-analyze traces even when a previous run's results match their content hash and umtrace version")
@@ -172,8 +172,15 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 	if !sh.All() {
 		title += " (shard " + sh.String() + ")"
 	}
-	var md, csvBuf, pq bytes.Buffer
-	if err := report.WriteSummaryMarkdown(&md, title, rows); err != nil {
+	var md, html, js, csvBuf, pq bytes.Buffer
+	doc := report.BatchDoc(title, rows)
+	if err := report.Render(&md, doc, "md"); err != nil {
+		return internal(err)
+	}
+	if err := report.Render(&html, doc, "html"); err != nil {
+		return internal(err)
+	}
+	if err := report.WriteSummaryJSON(&js, title, rows); err != nil {
 		return internal(err)
 	}
 	if err := report.WriteSummaryCSV(&csvBuf, rows); err != nil {
@@ -182,19 +189,16 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 	if err := report.WriteSummaryParquet(&pq, rows); err != nil {
 		return internal(fmt.Errorf("encode summary parquet: %w", err))
 	}
-	for ext, b := range map[string][]byte{".md": md.Bytes(), ".csv": csvBuf.Bytes(), ".parquet": pq.Bytes()} {
+	for ext, b := range map[string][]byte{".md": md.Bytes(), ".html": html.Bytes(), ".json": js.Bytes(), ".csv": csvBuf.Bytes(), ".parquet": pq.Bytes()} {
 		if err := job.WriteFileAtomic(base+ext, b); err != nil {
 			return internal(err)
 		}
 	}
 	nFailed := sum.Failed + len(missing)
 	if !*quiet {
-		fmt.Fprintf(stderr, "batch: %d analyzed, %d cached, %d failed; summary in %s.{md,csv,parquet}\n", sum.Analyzed, sum.Cached, nFailed, base)
+		fmt.Fprintf(stderr, "batch: %d analyzed, %d cached, %d failed; summary in %s.{md,html,json,csv,parquet}\n", sum.Analyzed, sum.Cached, nFailed, base)
 	}
-	summaryOut := md.Bytes()
-	if format == "csv" {
-		summaryOut = csvBuf.Bytes()
-	}
+	summaryOut := map[string][]byte{"md": md.Bytes(), "html": html.Bytes(), "json": js.Bytes(), "csv": csvBuf.Bytes()}[format]
 	if err := out.write(stdout, summaryOut); err != nil {
 		return err
 	}

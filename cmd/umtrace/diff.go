@@ -8,6 +8,7 @@ import (
 	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/analyze/compare"
 	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
+	"github.com/umtrace/umtrace/report"
 )
 
 func init() {
@@ -42,7 +43,7 @@ func diffSide(o job.Opener, path string, opts analyze.Options) (compare.Side, er
 
 func cmdDiff(stdout, stderr io.Writer, args []string) error {
 	fs := newFlags("diff", stdout, stderr)
-	out := outputFlags(fs, "comparison", "md", "md", "json")
+	out := outputFlags(fs, "comparison", "md", "md", "html", "json")
 	af := addAnalysisFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -69,9 +70,9 @@ func cmdDiff(stdout, stderr io.Writer, args []string) error {
 	d := compare.Compare(before, after)
 	var buf bytes.Buffer
 	if format == "json" {
-		err = d.WriteJSON(&buf)
+		err = report.WriteDiffJSON(&buf, d)
 	} else {
-		err = d.WriteMarkdown(&buf)
+		err = report.Render(&buf, report.DiffDoc(d, before.Result, after.Result), format)
 	}
 	if err != nil {
 		return internal(err)

@@ -43,7 +43,7 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 		vals[k] = fs.String(k, "", help[k])
 	}
 	baseline := fs.String("baseline", "", "baseline trace: also fail when a metric grows more than --max-regression over it")
-	out := outputFlags(fs, "summary", "md", "md")
+	out := outputFlags(fs, "summary", "md", "md", "html", "json")
 	summary := fs.String("summary", "", "")
 	_ = fs.MarkDeprecated("summary", "use -o/--output")
 	junit := fs.String("junit", "", "write JUnit XML to `FILE`")
@@ -60,7 +60,8 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 		}
 		*out.path = *summary
 	}
-	if _, err := out.resolve(fs.Args()...); err != nil {
+	format, err := out.resolve(fs.Args()...)
+	if err != nil {
 		return err
 	}
 	opts, err := af.options()
@@ -116,20 +117,24 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 	}
 
 	var md bytes.Buffer
-	if err := o.WriteMarkdown(&md); err != nil {
+	baseID := ""
+	if base != nil {
+		baseID = report.BaseID(*baseline)
+	}
+	if format == "json" {
+		err = report.WriteGateJSON(&md, &o, th, baseID)
+	} else {
+		err = report.Render(&md, report.GateDoc(&o, th, baseID), format)
+	}
+	if err != nil {
 		return internal(err)
 	}
-	fmt.Fprintf(&md, "Thresholds: %s", gate.FormatThresholds(th))
-	if base != nil {
-		fmt.Fprintf(&md, "; baseline %s", report.BaseID(*baseline))
-	}
-	md.WriteString(".\n")
 	if err := out.write(stdout, md.Bytes()); err != nil {
 		return err
 	}
 	if *junit != "" {
 		var x bytes.Buffer
-		if err := o.WriteJUnit(&x); err != nil {
+		if err := report.WriteGateJUnit(&x, &o); err != nil {
 			return internal(err)
 		}
 		if err := job.WriteFileAtomic(*junit, x.Bytes()); err != nil {

@@ -7,16 +7,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/umtrace/umtrace/analyze/gate"
+	"github.com/umtrace/umtrace/report"
 )
 
-func gateJUnit(t *testing.T, path string) gate.JUnitSuites {
+func gateJUnit(t *testing.T, path string) report.JUnitSuites {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc gate.JUnitSuites
+	var doc report.JUnitSuites
 	if err := xml.Unmarshal(data, &doc); err != nil {
 		t.Fatalf("JUnit %s not well-formed: %v", path, err)
 	}

@@ -144,7 +144,7 @@ func TestSanitizerErrors(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"sanitizer"}, exitUsage, "no LOG given"},
-		{[]string{"sanitizer", "--format", "html", notLog}, exitUsage, `--format "html"`},
+		{[]string{"sanitizer", "--format", "pdf", notLog}, exitUsage, `--format "pdf"`},
 		{[]string{"sanitizer", "--bogus", notLog}, exitUsage, "unknown flag"},
 		{[]string{"sanitizer", missing}, exitBadInput, missing},
 		{[]string{"sanitizer", notLog}, exitBadInput, notLog + ": not a compute-sanitizer or cuda-memcheck log"},

@@ -199,26 +199,32 @@ func SchemaDoc() string {
 		fmt.Fprintf(&b, "[`%s`](#%s)", t.Name, t.Name)
 	}
 	fmt.Fprintf(&b, ", [`%s`](#%s).\n\n", SummaryTable, SummaryTable)
+	// The tables go through the report's document model: its markdown
+	// writer escapes the column docs.
+	d := &report.Doc{}
 	for _, t := range ingest.Tables {
-		fmt.Fprintf(&b, "## %s\n\n%s.\n\n| column | type | nullable | meaning |\n|---|---|---|---|\n", t.Name, t.Doc)
+		var rows [][]report.Inline
 		for i, c := range t.Columns {
-			f := Schema(t).Field(i)
 			null := "no"
 			if c.Nullable {
 				null = "yes"
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", c.Name, f.Type, null, strings.ReplaceAll(c.Doc, "|", `\|`))
+			rows = append(rows, []report.Inline{report.C(c.Name), report.T(Schema(t).Field(i).Type.String()), report.T(null), report.T(c.Doc)})
 		}
-		b.WriteString("\n")
+		d.Blocks = append(d.Blocks, report.Heading{Level: 2, Text: report.T(t.Name)}, report.Para{Text: report.T(t.Doc + ".")},
+			report.Table{Head: []string{"column", "type", "nullable", "meaning"}, Rows: rows})
 	}
-	fmt.Fprintf(&b, "## %s\n\nOne row per trace: umtrace's analysis with default options (see docs/json.md for the full report).\n\n", SummaryTable)
-	b.WriteString("| column | type | nullable | meaning |\n|---|---|---|---|\n")
-	for _, d := range report.SummaryColumnDocs {
-		if d[0] == "trace" {
+	var rows [][]report.Inline
+	for _, c := range report.SummaryColumnDocs {
+		if c[0] == "trace" {
 			continue
 		}
-		idx := report.SummarySchemaNoID.FieldIndices(d[0])[0]
-		fmt.Fprintf(&b, "| `%s` | %s | no | %s |\n", d[0], report.SummarySchemaNoID.Field(idx).Type, d[1])
+		idx := report.SummarySchemaNoID.FieldIndices(c[0])[0]
+		rows = append(rows, []report.Inline{report.C(c[0]), report.T(report.SummarySchemaNoID.Field(idx).Type.String()), report.T("no"), report.T(c[1])})
 	}
-	return b.String()
+	d.Blocks = append(d.Blocks, report.Heading{Level: 2, Text: report.T(SummaryTable)},
+		report.Para{Text: report.T("One row per trace: umtrace's analysis with default options (see docs/json.md for the full report). The same columns as the batch summary (summary.csv, summary.parquet), which adds trace.")},
+		report.Table{Head: []string{"column", "type", "nullable", "meaning"}, Rows: rows})
+	report.Render(&b, d, "md")
+	return strings.TrimRight(b.String(), "\n") + "\n"
 }

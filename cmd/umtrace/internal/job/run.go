@@ -28,11 +28,9 @@ type Report struct {
 	Write func(w io.Writer, res *analyze.Result) error
 }
 
-// JSONReport writes the analysis as indented JSON.
+// JSONReport writes the analysis as JSON (report.EncodeJSON: sorted keys).
 var JSONReport = Report{Ext: ".json", Write: func(w io.Writer, res *analyze.Result) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(res)
+	return report.EncodeJSON(w, res)
 }}
 
 // Options configure Run.
