@@ -136,3 +136,27 @@ if [ -z "${BENCH_NO_GO:-}" ] && grep -rqs '^func Benchmark' ingest; then
 	echo "# ingest benchmarks: UMTRACE_BENCH_TRACE=$tr go test -run=XXX -bench=. -benchtime=1x ./ingest/..."
 	UMTRACE_BENCH_TRACE=$tr go test -run=XXX -bench=. -benchtime=1x -benchmem ./ingest/... 2>&1 | grep -E '^(Benchmark|ok|FAIL|---)' || true
 fi
+
+# --- multi-rank job (multi helper) ---------------------------------------
+# An 8-rank job of 1.5M rows per rank (umtrace synth --ranks 8: NCCL
+# all-reduce every step, storm episodes on rank 3, clocks seconds apart),
+# analyzed as one job. BENCH_NO_JOB skips it.
+if [ -z "${BENCH_NO_JOB:-}" ]; then
+	jd="$CACHE/synth-job-8x1500000"
+	if [ ! -f "$jd/job.truth.json" ]; then
+		echo "# generating $jd" >&2
+		"$BIN" synth "$jd" --ranks 8 --rows 1500000 --seed 1 --episodes 1 --episode-steps 20 --decoys 0 -q >&2
+	fi
+	cat "$jd"/*.sqlite >/dev/null
+	ERR=$(mktemp)
+	jb=
+	for ((r = 0; r < RUNS; r++)); do
+		jb=$(better "$(once "$BIN" analyze "$jd" --format json -o /dev/null)" "$jb")
+	done
+	rm -f "$ERR"
+	read -r jw jm <<<"$jb"
+	echo
+	echo "| job | ranks x rows | files | umtrace analyze DIR s / RSS |"
+	echo "|---|---:|---:|---:|"
+	awk -v w="$jw" -v m="$jm" -v s="$(du -cm "$jd"/*.sqlite | tail -1 | cut -f1)" 'BEGIN{printf "| synth 8 ranks | 8 x 1500000 | %d MiB | %.2f s / %.0f MiB |\n", s, w, m/1024}'
+fi

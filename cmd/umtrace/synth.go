@@ -75,6 +75,8 @@ func cmdSynth(stdout, stderr io.Writer, args []string) error {
 	flags.IntVar(&cfg.SyncBurstDecoys, "sync-burst-decoys", d.SyncBurstDecoys, "decoy blocks with bursts of short syncs")
 	flags.IntVar(&cfg.DecoySteps, "decoy-steps", d.DecoySteps, "steps per decoy block")
 	flags.IntVar(&cfg.SyncBurstSize, "sync-burst-size", d.SyncBurstSize, "short syncs per sync-burst step")
+	ranks := flags.Int("ranks", 1, "ranks of a multi-rank job: OUT is then a directory of rank files (rankN.sqlite) with job.truth.json; storms go on --storm-rank")
+	stormRank := flags.Int("storm-rank", 3, "with --ranks: the rank that carries the storm episodes")
 	output := outputArg(flags, "trace")
 	force := flags.Bool("force", false, "replace OUT and its .truth.json if they exist")
 	quiet := flags.BoolP("quiet", "q", false, "print nothing on success")
@@ -113,6 +115,17 @@ func cmdSynth(stdout, stderr io.Writer, args []string) error {
 	}
 	if err := cfg.Validate(); err != nil {
 		return usageErr("%v", err)
+	}
+	if *ranks > 1 {
+		jc := synth.DefaultJobConfig()
+		jc.Ranks, jc.StormRank, jc.Rank = *ranks, min(*stormRank, *ranks-1), cfg
+		if _, err := synth.GenerateJob(out, jc); err != nil {
+			return internal(fmt.Errorf("generating job %s: %w", out, err))
+		}
+		if !*quiet {
+			fmt.Fprintf(stdout, "%s: %d ranks (storm on rank %d), truth %s\n", out, jc.Ranks, jc.StormRank, synth.JobTruthPath(out))
+		}
+		return nil
 	}
 	start := time.Now()
 	truth, err := synth.Generate(out, cfg)
