@@ -1,6 +1,5 @@
 package analyze
 
-
 // Options control an analysis. The zero value is not useful; start from
 // DefaultOptions.
 type Options struct {
