@@ -15,10 +15,10 @@ import (
 	"github.com/umtrace/umtrace/ingest"
 )
 
-// Per-device and per-process figures. A trace with one process and one GPU
-// gets none of them (its JSON is what it was before): Result.Devices and
-// Result.Processes, and each episode's pid and device, are filled when the
-// trace has more than one process or lists more than one GPU.
+// Per-device and per-process figures: Result.Devices and Result.Processes,
+// and each episode's pid and device, are filled for every trace (one row
+// each for a single-process, single-GPU trace); the text, markdown and HTML
+// reports show the tables only when there are several of either.
 
 // Device is one GPU's share of the trace. Counts equal GROUP BY deviceId
 // over the export's kernel, memcpy and GPU-fault tables.
@@ -349,12 +349,8 @@ func (a *analysis) multiFigures() {
 		return
 	}
 	a.gpus = gpus
-	multi := len(pids) > 1 || len(gpus) > 1
 	md := a.c.multi
 	a.memory(md)
-	if !multi {
-		return
-	}
 	// Per process: its host-blocking calls.
 	type pacc struct {
 		durs   []float64
@@ -423,6 +419,11 @@ func (a *analysis) multiFigures() {
 				best, bestNs = p, ns
 			}
 		}
+		if best < 0 && len(procs) == 1 {
+			for p := range procs {
+				best = p
+			}
+		}
 		faults := map[int64]int64{}
 		for i := sort.Search(len(md.faults), func(i int) bool { return md.faults[i].start >= e.StartNs }); i < len(md.faults) && md.faults[i].start < e.EndNs; i++ {
 			if md.faults[i].pid == best {
@@ -448,7 +449,7 @@ func (a *analysis) multiFigures() {
 		for i := range *list {
 			e := &(*list)[i]
 			p, d := epPidDev(e)
-			e.Pid, e.Device = new(p), new(d)
+			e.Pid, e.Device = p, d
 			if list == &a.res.Episodes {
 				x := stormPid[p]
 				stormPid[p] = [2]int64{x[0] + e.DurationNs, x[1] + 1}

@@ -2,7 +2,6 @@ package analyze_test
 
 import (
 	"database/sql"
-	"path/filepath"
 	"testing"
 
 	"github.com/umtrace/umtrace/analyze/analyzetest"
@@ -17,19 +16,32 @@ import (
 // bytes, GPU faults, and the device list (TARGET_INFO_GPU plus any device
 // with activity).
 func TestDevicesMatchGroupBy(t *testing.T) {
-	dir := testshared.Need(t, "external", "nsys")
-	for _, name := range []string{
+	type file struct {
+		path  []string
+		multi bool
+	}
+	var files []file
+	for _, n := range []string{
 		"csc746_2022.2.1_4gpu_um-memcpy18k_report1.sqlite",
 		"pipit_cloverleaf-cuda_perlmutter_4gpu_2024.5.1.sqlite",
 		"cuda-course_2024.4.1_2gpu_um-memcpy_report1.sqlite",
 		"cuda-recap_2025.3.2_2gpu_nvtx_report1.sqlite",
 	} {
+		files = append(files, file{[]string{"external", "nsys", n}, true})
+	}
+	// Single-process, single-GPU traces get one row each, and every
+	// episode names that process and GPU.
+	for _, n := range []string{"um_pingpong_default.sqlite", "torch_mlp_managed.sqlite"} {
+		files = append(files, file{[]string{"traces", n}, false})
+	}
+	for _, f := range files {
+		name := f.path[len(f.path)-1]
 		t.Run(name, func(t *testing.T) {
-			path := filepath.Join(dir, name)
+			path := testshared.Need(t, f.path...)
 			r, res := analyzetest.Open(t, path)
 			db := r.DB()
 			gpuIDs := queryInts(t, db, `SELECT COUNT(DISTINCT id) FROM TARGET_INFO_GPU`)
-			if len(res.Devices) < int(gpuIDs[0][0]) || len(res.Devices) < 2 {
+			if len(res.Devices) < int(gpuIDs[0][0]) || (len(res.Devices) < 2) == f.multi {
 				t.Fatalf("%d devices reported, TARGET_INFO_GPU lists %d", len(res.Devices), gpuIDs[0][0])
 			}
 			byID := map[int64]analyze.Device{}
@@ -103,6 +115,21 @@ func TestDevicesMatchGroupBy(t *testing.T) {
 			procs := queryInts(t, db, `SELECT COUNT(DISTINCT globalPid) FROM CUPTI_ACTIVITY_KIND_KERNEL`)
 			if len(res.Processes) < int(procs[0][0]) {
 				t.Errorf("%d processes reported, kernels come from %d", len(res.Processes), procs[0][0])
+			}
+			if f.multi {
+				return
+			}
+			pids := queryInts(t, db, `SELECT DISTINCT globalTid / 16777216 % 16777216 FROM CUPTI_ACTIVITY_KIND_RUNTIME`)
+			if len(pids) != 1 || len(res.Processes) != 1 || res.Processes[0].Pid != pids[0][0] || len(res.Episodes) == 0 {
+				t.Fatalf("processes %+v, SQLite pids %v, %d episodes", res.Processes, pids, len(res.Episodes))
+			}
+			for _, e := range append(res.Episodes, res.Isolated...) {
+				if e.Pid != pids[0][0] || e.Device != res.Devices[0].ID {
+					t.Errorf("episode %d: pid %d device %d, want %d and %d", e.Index, e.Pid, e.Device, pids[0][0], res.Devices[0].ID)
+				}
+			}
+			if p := res.Processes[0]; p.StormNs != res.Headline.StormTimeNs || p.Episodes != len(res.Episodes) || res.Devices[0].StormNs != res.Headline.StormTimeNs {
+				t.Errorf("storm time: process %d ns in %d episodes, device %d ns; headline %d ns in %d", p.StormNs, p.Episodes, res.Devices[0].StormNs, res.Headline.StormTimeNs, len(res.Episodes))
 			}
 		})
 	}

@@ -35,9 +35,9 @@ type Result struct {
 	Charts        Charts           `json:"charts"` // charts.go
 	Mitigations   []Mitigation     `json:"mitigations"`
 	Sanitizer     *SanitizerReport `json:"sanitizer,omitempty"`
-	Devices       []Device         `json:"devices,omitempty"`   // per GPU; only when the trace has several processes or GPUs (devices.go)
-	Processes     []Process        `json:"processes,omitempty"` // per process; same condition
-	Memory        *Memory          `json:"memory,omitempty"`    // GPU memory pressure; only with memory-usage records or failed allocations
+	Devices       []Device         `json:"devices"`          // per GPU (devices.go)
+	Processes     []Process        `json:"processes"`        // per process
+	Memory        *Memory          `json:"memory,omitempty"` // GPU memory pressure; only with memory-usage records or failed allocations
 	Thresholds    Thresholds       `json:"thresholds"`
 	Warnings      []string         `json:"warnings"`
 }
@@ -132,8 +132,8 @@ type Episode struct {
 	FirstStep      int            `json:"first_step"` // -1 when no steps
 	LastStep       int            `json:"last_step"`
 	CPUFaultSites  []NameCount    `json:"cpu_fault_sites"`
-	Pid            *int64         `json:"pid,omitempty"`    // the process that stalled most; set with Result.Processes
-	Device         *int64         `json:"device,omitempty"` // its device with the most GPU faults in the window (else its main device)
+	Pid            int64          `json:"pid"`    // the process that stalled most in the window
+	Device         int64          `json:"device"` // its device with the most GPU faults in the window (else its main device; -1 when unknown)
 }
 
 // NameCount is a name with a count (and time, where it applies).

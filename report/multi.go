@@ -33,10 +33,14 @@ func rankOf(p analyze.Process) string {
 	return fmt.Sprintf("%d (%s)", p.Rank, p.RankSource)
 }
 
-// multiSections adds the device and process tables (present only when the
+// several reports whether the device and process tables are shown: the
+// trace has more than one GPU or process (the JSON always has them).
+func several(r *analyze.Result) bool { return len(r.Devices) > 1 || len(r.Processes) > 1 }
+
+// multiSections adds the device and process tables (shown only when the
 // trace has several GPUs or processes) and the GPU memory section.
 func multiSections(d *Doc, r *analyze.Result) {
-	if len(r.Devices) > 0 {
+	if several(r) {
 		d.h(2, T("Per device"))
 		d.p(T("Counts per GPU id as in the export's deviceId columns; NCCL kernels are collective waits and are included in the kernel time."))
 		var rows [][]Inline
@@ -46,7 +50,7 @@ func multiSections(d *Doc, r *analyze.Result) {
 		}
 		d.add(table([]string{"GPU", "name", "pids", "kernels", "kernel ms", "NCCL kernels / ms", "GPU faults", "fault-driven", "prefetched", "peer/DtoD", "storm ms", "peak memory"}, rows))
 	}
-	if len(r.Processes) > 0 {
+	if several(r) {
 		d.h(2, T("Per process"))
 		var rows [][]Inline
 		for _, p := range r.Processes {
@@ -88,7 +92,7 @@ func memorySection(d *Doc, r *analyze.Result) {
 
 // multiSummary adds the text summary's lines for devices, processes and memory.
 func multiSummary(d *Doc, r *analyze.Result) {
-	if len(r.Devices) > 0 {
+	if several(r) {
 		d.h(2, T("Per device"))
 		var rows [][]Inline
 		for _, v := range r.Devices {
@@ -97,7 +101,7 @@ func multiSummary(d *Doc, r *analyze.Result) {
 		}
 		d.add(Table{Rows: rows})
 	}
-	if len(r.Processes) > 0 {
+	if several(r) {
 		d.h(2, T("Per process"))
 		var rows [][]Inline
 		for _, p := range r.Processes {
