@@ -174,8 +174,19 @@ type UM struct {
 	CPUFaultsPerSec     float64        `json:"cpu_faults_per_sec"`
 	MigratedBytesPerSec float64        `json:"migrated_bytes_per_sec"`
 	FaultTables         bool           `json:"fault_tables"`
-	TopRanges           []AddrRange    `json:"top_ranges"`
-	CPUFaultSites       []NameCount    `json:"cpu_fault_sites"`
+	// GPUFaultNs is the summed duration (end - start) of the GPU
+	// page-fault groups: the time from a group's first fault to its
+	// resolution.
+	GPUFaultNs int64 `json:"gpu_fault_ns"`
+	// GPUFaultCollection and CPUFaultCollection say whether the trace
+	// can tell zero faults from faults not recorded: "on" (the capture
+	// settings say the faults were collected, or fault rows are present),
+	// "off" (the settings say they were not, and there are no rows), or
+	// "unknown" (the export records no capture settings and has no rows).
+	GPUFaultCollection string      `json:"gpu_fault_collection"`
+	CPUFaultCollection string      `json:"cpu_fault_collection"`
+	TopRanges          []AddrRange `json:"top_ranges"`
+	CPUFaultSites      []NameCount `json:"cpu_fault_sites"`
 }
 
 // AddrRange is a managed allocation (or, without allocation records, a

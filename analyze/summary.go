@@ -126,8 +126,11 @@ func (a *analysis) umSummary() {
 	for _, g := range c.gfaults {
 		u.GPUFaultGroups++
 		u.GPUFaults += g.n
+		u.GPUFaultNs += max(g.end-g.start, 0)
 	}
 	u.CPUFaults = int64(len(c.cfaults))
+	u.GPUFaultCollection = collection(a.info.CollectGPUFaults, u.GPUFaultGroups > 0)
+	u.CPUFaultCollection = collection(a.info.CollectCPUFaults, u.CPUFaults > 0)
 	if s := a.durationSec(); s > 0 {
 		u.GPUFaultsPerSec = round3(float64(u.GPUFaults) / s)
 		u.CPUFaultsPerSec = round3(float64(u.CPUFaults) / s)
@@ -391,6 +394,27 @@ func implicitSummary(apis []APIStats, limit int) string {
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }
+
+// Fault collection states (UM.GPUFaultCollection, UM.CPUFaultCollection).
+const (
+	CollectionOn      = "on"
+	CollectionOff     = "off"
+	CollectionUnknown = "unknown"
+)
+
+// collection tells whether faults of one kind were recorded: rows prove
+// it; otherwise the capture flag (META_DATA_CAPTURE) decides. A fault
+// table without rows proves nothing (non-lazy exports create every
+// table).
+func collection(flag *bool, rows bool) string {
+	switch {
+	case rows || isTrue(flag):
+		return CollectionOn
+	case flag != nil:
+		return CollectionOff
+	}
+	return CollectionUnknown
+}
 
 func (a *analysis) headline() {
 	r := &a.res

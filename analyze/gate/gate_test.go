@@ -1,25 +1,31 @@
 package gate
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
 
 func TestConfigFormats(t *testing.T) {
-	kv := "# CI limits\nmax-fault-rate = 50\nmax_storm_share=2%\nmax-migration-latency-per-page=40us\nmax-sync-p99 = 20ms\nbaseline = base.sqlite\nmax-regression=off\n"
+	kv := "# CI limits\nmax-fault-rate = 50\nmax_storm_share=2%\nmax-fault-latency-per-page=40us\nmax-sync-p99 = 20ms\nbaseline = base.sqlite\nmax-regression=off\n"
 	th := Defaults
 	b, err := ParseConfig([]byte(kv), &th)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Thresholds{MaxFaultRate: 50, MaxMigNsPerPage: 40000, MaxStormShare: 0.02, MaxSyncP99Ns: 20e6, MaxRegression: Off}
+	want := Thresholds{MaxFaultRate: 50, MaxFaultNsPerPage: 40000, MaxStormShare: 0.02, MaxSyncP99Ns: 20e6, MaxRegression: Off}
 	if th != want || b != "base.sqlite" {
 		t.Errorf("key=value: %+v %q", th, b)
 	}
 	th = Defaults
 	b, err = ParseConfig([]byte(`{"max-fault-rate": 10, "max-storm-share": 0.1, "max-sync-p99": "off", "baseline": "x.sqlite"}`), &th)
-	if err != nil || th.MaxFaultRate != 10 || th.MaxStormShare != 0.1 || th.MaxSyncP99Ns != Off || b != "x.sqlite" || th.MaxMigNsPerPage != 85000 {
+	if err != nil || th.MaxFaultRate != 10 || th.MaxStormShare != 0.1 || th.MaxSyncP99Ns != Off || b != "x.sqlite" || th.MaxFaultNsPerPage != Defaults.MaxFaultNsPerPage {
 		t.Errorf("json: %+v %q %v", th, b, err)
+	}
+	// The former key name still sets the latency limit.
+	th = Defaults
+	if _, err := ParseConfig([]byte("max-migration-latency-per-page = 70us"), &th); err != nil || th.MaxFaultNsPerPage != 70000 {
+		t.Errorf("old key: %+v %v", th, err)
 	}
 	for _, bad := range []string{"nokey", "max-fault-rate=abc", "unknown=1", "max-storm-share=-1", `{"max-fault-rate": true}`, "{bad json"} {
 		th := Defaults
@@ -29,19 +35,54 @@ func TestConfigFormats(t *testing.T) {
 	}
 }
 
-func TestEvaluateAndJUnit(t *testing.T) {
-	m := Metrics{FaultRate: 200, MigNsPerPage: 1000, StormShare: 0.01, SyncP99Ns: 5e6}
-	base := Metrics{FaultRate: 100, MigNsPerPage: 1000, StormShare: 0.01, SyncP99Ns: 5e6}
+func statuses(cs []Check) string {
+	var s []string
+	for _, c := range cs {
+		s = append(s, c.Name+"="+string(c.Status))
+	}
+	return strings.Join(s, ",")
+}
+
+func TestEvaluateStatuses(t *testing.T) {
+	m := Metrics{FaultRate: known(200), FaultNsPerPage: known(1000), StormShare: known(0.01), SyncP99Ns: known(5e6)}
+	base := Metrics{FaultRate: known(100), FaultNsPerPage: known(1000), StormShare: known(0.01), SyncP99Ns: known(5e6)}
 	th := Defaults
 	th.MaxSyncP99Ns = 1e6
-	cs := Evaluate("a", m, th, &base)
-	var failedNames []string
-	for _, c := range cs {
-		if !c.Pass {
-			failedNames = append(failedNames, c.Name)
-		}
+	got := statuses(Evaluate("a", m, th, &base))
+	want := "max UM page-fault rate=fail,max GPU page-fault latency per page=pass,max storm time share=pass,max sync P99=fail," +
+		"UM page-fault rate vs baseline=fail,GPU page-fault latency per page vs baseline=pass,storm time share vs baseline=pass,sync P99 vs baseline=pass"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
-	if got := strings.Join(failedNames, ","); got != "max UM page-fault rate,max sync P99,UM page-fault rate vs baseline" {
-		t.Errorf("failed: %s", got)
+
+	// Absolute limits off: the baseline checks remain.
+	off := Thresholds{MaxFaultRate: Off, MaxFaultNsPerPage: Off, MaxStormShare: Off, MaxSyncP99Ns: Off, MaxRegression: 0.1}
+	cs := Evaluate("a", m, off, &base)
+	if len(cs) != 4 || cs[0].Kind != "baseline" || cs[0].Status != Fail || math.Abs(cs[0].Limit-110) > 1e-9 {
+		t.Errorf("baseline only: %+v", cs)
+	}
+
+	// Not recorded: unknown, unless the recorded part already exceeds the limit.
+	u := m
+	u.FaultRate = Measure{V: 0, Why: "off"}
+	u.FaultNsPerPage = Measure{V: 0, Why: "off"}
+	if got := statuses(Evaluate("a", u, Defaults, nil)); got != "max UM page-fault rate=unknown,max GPU page-fault latency per page=unknown,max storm time share=pass" {
+		t.Errorf("unknown: %s", got)
+	}
+	u.FaultRate.V = 500
+	if got := statuses(Evaluate("a", u, Defaults, nil)); !strings.HasPrefix(got, "max UM page-fault rate=fail,") {
+		t.Errorf("lower bound above the limit: %s", got)
+	}
+	// An unknown baseline makes the baseline check unknown.
+	if got := statuses(Evaluate("a", m, off, &u)); got != "UM page-fault rate vs baseline=unknown,GPU page-fault latency per page vs baseline=unknown,storm time share vs baseline=pass,sync P99 vs baseline=pass" {
+		t.Errorf("unknown baseline: %s", got)
+	}
+	o := Outcome{Checks: Evaluate("a", u, Defaults, nil)}
+	if o.Failed() != 1 || o.Unknown() != 1 || o.Blocking() != 2 {
+		t.Errorf("outcome counts %d %d %d", o.Failed(), o.Unknown(), o.Blocking())
+	}
+	o.AllowUnknown = true
+	if o.Blocking() != 1 {
+		t.Errorf("allowed unknown still blocks: %d", o.Blocking())
 	}
 }

@@ -175,7 +175,7 @@ func TestHTMLReportsInChromium(t *testing.T) {
 		if code, _, stderr := archRun("gate", filepath.Join(traces, "um_pingpong_default.sqlite"), filepath.Join(traces, "torch_mlp_device.sqlite"), "-o", out); code != exitFail {
 			t.Fatalf("gate: exit %d, want %d (the storm trace fails): %s", code, exitFail, stderr)
 		}
-		checkPage(t, bin, out)
+		checkPage(t, bin, out, "gate-checks")
 	})
 	t.Run("batch", func(t *testing.T) {
 		in, out := t.TempDir(), filepath.Join(dir, "batch")

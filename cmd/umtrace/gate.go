@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 
 	"github.com/umtrace/umtrace/analyze/gate"
 	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
@@ -18,6 +20,8 @@ func init() {
 		usage:   "TRACE... [flags]",
 		about: "Checks each trace against absolute limits and, with --baseline, against a baseline " +
 			"trace; writes a markdown summary (stdout or -o) and optionally JUnit XML. " +
+			"A check the trace cannot decide (e.g. page faults not collected) is unknown and " +
+			"fails unless --allow-unknown. " +
 			"Thresholds: flags, or --config FILE (docs/gate.md); flags override the file.",
 		examples: []string{
 			"umtrace gate build/trace.sqlite",
@@ -32,18 +36,23 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 	fs := newFlags("gate", stdout, stderr)
 	config := fs.String("config", "", "threshold file: JSON object or key=value lines (docs/gate.md); flags override it")
 	help := map[string]string{
-		"max-fault-rate":                 "max UM page faults (GPU+CPU) per second (default 120; off disables)",
-		"max-migration-latency-per-page": "max fault-driven migration time per 4 KiB page, e.g. 85us (default 85us)",
-		"max-storm-share":                "max storm time / trace duration, 0..100% or 0..1, e.g. 5% (default 5%)",
-		"max-sync-p99":                   "max P99 of host-blocking calls, e.g. 20ms (default off)",
-		"max-regression":                 "with --baseline: max growth of each metric over the baseline (default 10%)",
+		"max-fault-rate":             "max UM page faults (GPU+CPU) per second (default 120; off disables)",
+		"max-fault-latency-per-page": "max GPU page-fault latency per faulting page, e.g. 45us (default 45us)",
+		"max-storm-share":            "max storm time / trace duration, 0..100% or 0..1, e.g. 5% (default 5%)",
+		"max-sync-p99":               "max P99 of host-blocking calls, e.g. 20ms (default off)",
+		"max-regression":             "with --baseline: max growth of each metric over the baseline (default 10%; off disables)",
 	}
 	vals := map[string]*string{}
 	for _, k := range gate.Keys {
 		vals[k] = fs.String(k, "", help[k])
 	}
+	for old, k := range gate.OldKeys {
+		vals[old] = fs.String(old, "", "")
+		_ = fs.MarkDeprecated(old, "use --"+k)
+	}
+	allowUnknown := fs.Bool("allow-unknown", false, "pass checks the trace cannot decide (e.g. faults not collected) instead of failing")
 	baseline := fs.String("baseline", "", "baseline trace: also fail when a metric grows more than --max-regression over it")
-	out := outputFlags(fs, "summary", "md", "md", "html", "json")
+	out := outputFlags(fs, "summary", "md", "md", "text", "html", "json")
 	summary := fs.String("summary", "", "")
 	_ = fs.MarkDeprecated("summary", "use -o/--output")
 	junit := fs.String("junit", "", "write JUnit XML to `FILE`")
@@ -82,12 +91,16 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 			*baseline = b
 		}
 	}
-	for _, k := range gate.Keys {
+	for _, k := range append(slices.Sorted(maps.Keys(gate.OldKeys)), gate.Keys...) {
 		if fs.Changed(k) {
 			if err := th.Set(k, *vals[k]); err != nil {
 				return usageErr("%v", err)
 			}
 		}
+	}
+	if th.MaxFaultRate < 0 && th.MaxFaultNsPerPage < 0 && th.MaxStormShare < 0 && th.MaxSyncP99Ns < 0 &&
+		(*baseline == "" || th.MaxRegression < 0) {
+		return usageErr("every limit is off and there is no baseline check: nothing to gate")
 	}
 
 	var base *gate.Metrics
@@ -102,7 +115,7 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 	}
 	paths := fs.Args()
 	ids := job.TraceIDs(paths, nil)
-	var o gate.Outcome
+	o := gate.Outcome{AllowUnknown: *allowUnknown}
 	for _, p := range paths {
 		t, err := af.opener().Analyze(p, opts)
 		if err != nil {
@@ -144,7 +157,13 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 	if len(o.Errors) > 0 {
 		return badInput(fmt.Errorf("%d of %d traces could not be analyzed: %s", len(o.Errors), len(paths), o.Errors[0].Detail))
 	}
-	if n := o.Failed(); n > 0 {
+	if n := o.Blocking(); n > 0 {
+		if u := o.Unknown(); u > 0 && !o.AllowUnknown {
+			if f := o.Failed(); f > 0 {
+				return failed(fmt.Errorf("%d of %d checks failed and %d unknown (--allow-unknown accepts unknown ones)", f, len(o.Checks), u))
+			}
+			return failed(fmt.Errorf("%d of %d checks unknown: the traces cannot decide them (--allow-unknown accepts them)", u, len(o.Checks)))
+		}
 		return failed(fmt.Errorf("%d of %d checks failed", n, len(o.Checks)))
 	}
 	return nil

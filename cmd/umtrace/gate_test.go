@@ -1,12 +1,16 @@
 package main
 
 import (
+	"database/sql"
+	"encoding/json"
 	"encoding/xml"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/umtrace/umtrace/ingest/testshared"
 	"github.com/umtrace/umtrace/report"
 )
 
@@ -65,8 +69,12 @@ func TestGateExitCodesAndJUnit(t *testing.T) {
 	}
 
 	// A flag override and config files loosen the limits.
-	if code, _, _ := archRun("gate", tr("torch_mlp_managed"), "--max-fault-rate", "off", "--max-storm-share", "20%"); code != exitOK {
+	if code, _, _ := archRun("gate", tr("torch_mlp_managed"), "--max-fault-rate", "off", "--max-storm-share", "20%", "--max-fault-latency-per-page", "200us"); code != exitOK {
 		t.Errorf("flag override: exit %d", code)
+	}
+	// The former flag name still works (with a deprecation note).
+	if code, _, stderr := archRun("gate", tr("torch_mlp_managed"), "--max-fault-rate", "off", "--max-storm-share", "20%", "--max-migration-latency-per-page", "200us"); code != exitOK || !strings.Contains(stderr, "--max-fault-latency-per-page") {
+		t.Errorf("old flag: exit %d %s", code, stderr)
 	}
 	for _, cfg := range []string{"strict.conf", "loose.json"} {
 		if code, out, _ := archRun("gate", tr("um_pingpong_default"), "--config", filepath.Join("testdata", "gate", cfg)); code != exitOK {
@@ -127,5 +135,185 @@ func TestGateBadInput(t *testing.T) {
 	}
 	if code, _, _ := archRun("gate", filepath.Join(traces, "torch_mlp_device.sqlite"), "--baseline", filepath.Join(dir, "text.sqlite")); code != exitBadInput {
 		t.Errorf("bad baseline: exit %d", code)
+	}
+}
+
+// gateJSON runs gate with -f json and decodes the outcome.
+func gateJSON(t *testing.T, args ...string) (int, gateOut) {
+	t.Helper()
+	code, stdout, stderr := archRun(append([]string{"gate", "-f", "json"}, args...)...)
+	var o gateOut
+	if err := json.Unmarshal([]byte(stdout), &o); err != nil {
+		t.Fatalf("gate %v: exit %d, JSON: %v\n%s%s", args, code, err, stdout, stderr)
+	}
+	return code, o
+}
+
+type gateOut struct {
+	Status  string `json:"status"`
+	Failed  int    `json:"failed"`
+	Unknown int    `json:"unknown"`
+	Checks  []struct {
+		Trace, Check, Metric, Kind, Unit, Status, Detail string
+		Value, Limit                                     float64
+		Baseline                                         *float64 `json:"baseline_value"`
+	} `json:"checks"`
+	Thresholds map[string]*float64 `json:"thresholds"`
+}
+
+func (o gateOut) status(metric, kind string) string {
+	for _, c := range o.Checks {
+		if c.Metric == metric && c.Kind == kind {
+			return c.Status
+		}
+	}
+	return "absent"
+}
+
+// TestGateSharedVerdicts: with the default limits each shared trace gets
+// the verdict traces/README.md gives it (storm → FAIL on every fault
+// check, no storm → PASS), and the values are the trace's own figures.
+func TestGateSharedVerdicts(t *testing.T) {
+	traces := archTraces(t)
+	for _, tc := range []struct {
+		name  string
+		storm bool
+	}{{"um_pingpong_default", true}, {"torch_mlp_managed", true}, {"um_pingpong_prefetch", false}, {"um_pingpong_explicit", false}, {"torch_mlp_device", false}} {
+		p := filepath.Join(traces, tc.name+".sqlite")
+		code, o := gateJSON(t, p)
+		want, wantStatus, wantCheck := exitOK, "PASS", "pass"
+		if tc.storm {
+			want, wantStatus, wantCheck = exitFail, "FAIL", "fail"
+		}
+		if code != want || o.Status != wantStatus || len(o.Checks) != 3 {
+			t.Errorf("%s: exit %d status %s, %d checks; want %d %s", tc.name, code, o.Status, len(o.Checks), want, wantStatus)
+		}
+		for _, m := range []string{"fault-rate", "fault-latency-per-page", "storm-share"} {
+			if s := o.status(m, "limit"); s != wantCheck {
+				t.Errorf("%s: %s %s, want %s", tc.name, m, s, wantCheck)
+			}
+		}
+		// The latency per page is the GPU fault groups' time over their pages, read here by SQL.
+		db, err := sql.Open("sqlite3", "file:"+p+"?mode=ro&immutable=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ns, pages sql.NullFloat64
+		db.QueryRow(`SELECT sum("end"-start), sum(numberOfPageFaults) FROM CUDA_UM_GPU_PAGE_FAULT_EVENTS`).Scan(&ns, &pages)
+		db.Close()
+		wantLat := 0.0
+		if pages.Float64 > 0 {
+			wantLat = ns.Float64 / pages.Float64
+		}
+		for _, c := range o.Checks {
+			if c.Metric == "fault-latency-per-page" && math.Abs(c.Value-wantLat) > 1e-6*wantLat {
+				t.Errorf("%s: latency per page %v, SQL says %v", tc.name, c.Value, wantLat)
+			}
+			if tc.storm && c.Value <= c.Limit {
+				t.Errorf("%s: %s value %v not above limit %v", tc.name, c.Metric, c.Value, c.Limit)
+			}
+		}
+	}
+}
+
+// noFaultCopy copies a shared trace and rewrites what it says about
+// page-fault collection: "off" sets the capture flags false and drops
+// the fault tables (as nsys without --cuda-um-*-page-faults), "unrecorded"
+// also deletes the flags (an export that does not say).
+func noFaultCopy(t *testing.T, src, dir, mode string) string {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), ".sqlite")+"_faults_"+mode+".sqlite")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite3", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	qs := []string{`UPDATE META_DATA_CAPTURE SET value = 'false' WHERE name LIKE '%:COLLECT_UVM_%_PAGE_FAULTS'`,
+		`DROP TABLE IF EXISTS CUDA_UM_GPU_PAGE_FAULT_EVENTS`, `DROP TABLE IF EXISTS CUDA_UM_CPU_PAGE_FAULT_EVENTS`}
+	if mode == "unrecorded" {
+		qs = append(qs, `DELETE FROM META_DATA_CAPTURE WHERE name LIKE '%:COLLECT_UVM_%_PAGE_FAULTS'`)
+	}
+	for _, q := range qs {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p
+}
+
+// TestGateUnknownFaults: a trace recorded without page-fault collection
+// cannot pass the fault checks: they are unknown, which fails the gate
+// unless --allow-unknown; a recorded figure above a limit still fails.
+func TestGateUnknownFaults(t *testing.T) {
+	traces := archTraces(t)
+	dir := t.TempDir()
+	for _, mode := range []string{"off", "unrecorded"} {
+		p := noFaultCopy(t, filepath.Join(traces, "um_pingpong_prefetch.sqlite"), dir, mode)
+		code, o := gateJSON(t, p)
+		if code != exitFail || o.Status != "UNKNOWN" || o.Unknown != 2 || o.Failed != 0 ||
+			o.status("fault-rate", "limit") != "unknown" || o.status("fault-latency-per-page", "limit") != "unknown" || o.status("storm-share", "limit") != "pass" {
+			t.Errorf("%s: exit %d %+v", mode, code, o)
+		}
+		code, o = gateJSON(t, p, "--allow-unknown")
+		if code != exitOK || o.Status != "PASS" || o.Unknown != 2 {
+			t.Errorf("%s --allow-unknown: exit %d %+v", mode, code, o)
+		}
+		j := filepath.Join(dir, mode+".xml")
+		archRun("gate", p, "--junit", j)
+		if doc := gateJUnit(t, j); doc.Failures != 2 || doc.Tests != 3 {
+			t.Errorf("%s junit %+v", mode, doc)
+		}
+		archRun("gate", p, "--junit", j, "--allow-unknown")
+		if doc := gateJUnit(t, j); doc.Failures != 0 || doc.Tests != 3 {
+			t.Errorf("%s junit --allow-unknown %+v", mode, doc)
+		}
+	}
+	// The storm trace without fault tables: faults unknown, but the storm
+	// (seen in the migrations) fails with or without --allow-unknown.
+	p := noFaultCopy(t, filepath.Join(traces, "um_pingpong_default.sqlite"), dir, "off")
+	code, o := gateJSON(t, p, "--allow-unknown")
+	if code != exitFail || o.Status != "FAIL" || o.status("storm-share", "limit") != "fail" || o.status("fault-rate", "limit") != "unknown" {
+		t.Errorf("storm without faults: exit %d %+v", code, o)
+	}
+	// A real export made with fault collection off (nsys 2023.4, UM migrations only).
+	ext := testshared.Need(t, "external", "nsys", "easycuda_2023.4.4_um-memcpy_nsys_easy.sqlite")
+	if code, o := gateJSON(t, ext); code != exitFail || o.status("fault-rate", "limit") != "unknown" {
+		t.Errorf("easycuda: exit %d %+v", code, o)
+	}
+	if code, _, stderr := archRun("gate", ext, "--allow-unknown"); code != exitOK {
+		t.Errorf("easycuda --allow-unknown: exit %d %s", code, stderr)
+	}
+}
+
+// TestGateBaselineOnly: with every absolute limit off the baseline
+// checks are listed and decide on their own.
+func TestGateBaselineOnly(t *testing.T) {
+	traces := archTraces(t)
+	tr := func(n string) string { return filepath.Join(traces, n+".sqlite") }
+	off := []string{"--max-fault-rate", "off", "--max-fault-latency-per-page", "off", "--max-storm-share", "off", "--max-sync-p99", "off"}
+	code, o := gateJSON(t, append([]string{tr("um_pingpong_default"), "--baseline", tr("um_pingpong_prefetch")}, off...)...)
+	if code != exitFail || len(o.Checks) != 4 {
+		t.Fatalf("regression vs baseline: exit %d %+v", code, o)
+	}
+	for _, c := range o.Checks {
+		// Every metric of the storm trace is above the fixed one's (sync P99 17.0 ms vs 375 µs).
+		if c.Kind != "baseline" || c.Status != "fail" || c.Baseline == nil || c.Value <= c.Limit {
+			t.Errorf("baseline check %+v", c)
+		}
+	}
+	code, o = gateJSON(t, append([]string{tr("torch_mlp_device"), "--baseline", tr("torch_mlp_managed")}, off...)...)
+	if code != exitOK || len(o.Checks) != 4 || o.Failed != 0 {
+		t.Errorf("improvement vs baseline: exit %d %+v", code, o)
+	}
+	// Nothing left to check is a usage error, not a silent pass.
+	if code, _, stderr := archRun(append([]string{"gate", tr("torch_mlp_device")}, off...)...); code != exitUsage || !strings.Contains(stderr, "nothing to gate") {
+		t.Errorf("all off: exit %d %s", code, stderr)
 	}
 }
