@@ -380,7 +380,7 @@ func TerminalDoc(r *analyze.Result) *Doc {
 		d.add(List{items})
 	}
 	warnings(d, r)
-	d.add(Para{Text: T("Full report: umtrace analyze " + r.Trace.File + " --format md")})
+	d.add(Para{Text: T("Full report: bin/umtrace analyze " + r.Trace.File + " -o report.md (or -o report.html)")})
 	return d
 }
 

@@ -64,10 +64,12 @@ func GateDoc(o *gate.Outcome, th gate.Thresholds, baseline string) *Doc {
 	if len(o.Checks) > 0 {
 		var rows [][]Inline
 		var why []Inline
+		seen := map[string]bool{}
 		for _, c := range o.Checks {
 			rows = append(rows, []Inline{T(c.Trace), T(c.Name), T(c.ValueText()), T(c.LimitText()), gateResult(c, o.AllowUnknown)})
-			if c.Detail != "" {
-				why = append(why, Cat(T(c.Trace+": "), T(c.Detail)))
+			if w := c.Trace + ": " + c.Detail; c.Detail != "" && !seen[w] {
+				seen[w] = true // a limit and its baseline check can be unknown for the same reason
+				why = append(why, T(w))
 			}
 		}
 		d.add(Table{Head: []string{"trace", "check", "value", "limit", "result"}, Align: []Align{Left, Left, Right, Right, Left}, Rows: rows})

@@ -204,6 +204,9 @@ func htmlInline(in Inline) string {
 // aligned columns, every string made visible (no raw control bytes).
 func renderText(b *bytes.Buffer, d *Doc) {
 	for i, bl := range d.Blocks {
+		if textless(bl) || isHeading(bl) && sectionTextless(d.Blocks[i+1:]) {
+			continue // nothing to show on a terminal
+		}
 		if i > 0 {
 			switch bl.(type) {
 			case Heading:
@@ -218,6 +221,35 @@ func renderText(b *bytes.Buffer, d *Doc) {
 		}
 		textBlock(b, bl)
 	}
+}
+
+// textless reports whether a block has no text form (a chart without Alt).
+func textless(bl Block) bool {
+	c, ok := bl.(Chart)
+	return ok && c.Alt == nil
+}
+
+func isHeading(bl Block) bool {
+	_, ok := bl.(Heading)
+	return ok
+}
+
+// sectionTextless reports whether the blocks up to the next heading (a
+// section's body) are charts with no text form, so its heading would
+// stand alone. A heading right before another one (or at the end) is
+// kept.
+func sectionTextless(rest []Block) bool {
+	n := 0
+	for _, bl := range rest {
+		if isHeading(bl) {
+			break
+		}
+		if !textless(bl) {
+			return false
+		}
+		n++
+	}
+	return n > 0
 }
 
 func textBlock(b *bytes.Buffer, bl Block) {

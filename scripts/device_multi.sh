@@ -27,13 +27,13 @@ echo "nsys: $NSYS; GPUs: $NGPU"
 run() { echo "+ $*"; /usr/bin/time -f "%e s" "$@"; echo "rc=$?"; }
 STEPS=${STEPS:-6}
 SIZE=${SIZE:-64}
-run $U reproduce --scenario multi-process --ranks 2 --storm-rank 1 --size $SIZE --steps $STEPS --out $W/mp --nsys "$NSYS"
-run $U reproduce --scenario multi-gpu --ranks 2 --storm-rank 1 --size $SIZE --steps $STEPS --out $W/mg1 --nsys "$NSYS" --device 0 --exchange host
-run $U reproduce --scenario multi-gpu-control --ranks 2 --size $SIZE --steps $STEPS --out $W/mgc1 --nsys "$NSYS" --device 0 --exchange host
-run $U reproduce --scenario multi-gpu --ranks 1 --storm-rank 0 --size $SIZE --steps $STEPS --out $W/nccl1 --nsys "$NSYS" --exchange nccl
+run $U reproduce --scenario multi-process --ranks 2 --storm-rank 1 --size $SIZE --steps $STEPS --out-dir $W/mp --nsys "$NSYS"
+run $U reproduce --scenario multi-gpu --ranks 2 --storm-rank 1 --size $SIZE --steps $STEPS --out-dir $W/mg1 --nsys "$NSYS" --device 0 --exchange host
+run $U reproduce --scenario multi-gpu-control --ranks 2 --size $SIZE --steps $STEPS --out-dir $W/mgc1 --nsys "$NSYS" --device 0 --exchange host
+run $U reproduce --scenario multi-gpu --ranks 1 --storm-rank 0 --size $SIZE --steps $STEPS --out-dir $W/nccl1 --nsys "$NSYS" --exchange nccl
 if [ "$NGPU" -ge 2 ]; then
-	run $U reproduce --scenario multi-gpu --ranks "$NGPU" --storm-rank 1 --size $SIZE --steps $STEPS --out $W/mg --nsys "$NSYS"
-	run $U reproduce --scenario multi-gpu-control --ranks "$NGPU" --size $SIZE --steps $STEPS --out $W/mgc --nsys "$NSYS"
+	run $U reproduce --scenario multi-gpu --ranks "$NGPU" --storm-rank 1 --size $SIZE --steps $STEPS --out-dir $W/mg --nsys "$NSYS"
+	run $U reproduce --scenario multi-gpu-control --ranks "$NGPU" --size $SIZE --steps $STEPS --out-dir $W/mgc --nsys "$NSYS"
 fi
 mkdir -p $W/red
 for f in $W/*/*.sqlite; do

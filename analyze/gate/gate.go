@@ -52,61 +52,43 @@ var OldKeys = map[string]string{"max-migration-latency-per-page": "max-fault-lat
 // fraction (0.05) or percentage (5%) for max-storm-share and
 // max-regression. "off" disables any of them.
 func (t *Thresholds) Set(key, value string) error {
-	v := strings.TrimSpace(value)
-	off := strings.EqualFold(v, "off") || strings.EqualFold(v, "none")
-	var f float64
-	var err error
 	k := strings.ReplaceAll(key, "_", "-")
 	if nk, ok := OldKeys[k]; ok {
 		k = nk
 	}
-	switch k {
-	case "max-fault-rate":
-		if !off {
-			f, err = strconv.ParseFloat(v, 64)
-		}
-		set(&t.MaxFaultRate, f, off)
-	case "max-fault-latency-per-page":
-		if !off {
-			f, err = parseDur(v)
-		}
-		set(&t.MaxFaultNsPerPage, f, off)
-	case "max-sync-p99":
-		if !off {
-			f, err = parseDur(v)
-		}
-		set(&t.MaxSyncP99Ns, f, off)
-	case "max-storm-share":
-		if !off {
-			f, err = ParseFraction(v)
-		}
-		set(&t.MaxStormShare, f, off)
-	case "max-regression":
-		if !off {
-			f, err = ParseFraction(v)
-		}
-		set(&t.MaxRegression, f, off)
-	default:
+	number := func(v string) (float64, error) { return strconv.ParseFloat(v, 64) }
+	fields := map[string]struct {
+		p     *float64
+		parse func(string) (float64, error)
+	}{
+		"max-fault-rate":             {&t.MaxFaultRate, number},
+		"max-fault-latency-per-page": {&t.MaxFaultNsPerPage, parseDur},
+		"max-sync-p99":               {&t.MaxSyncP99Ns, parseDur},
+		"max-storm-share":            {&t.MaxStormShare, ParseFraction},
+		"max-regression":             {&t.MaxRegression, ParseFraction},
+	}
+	fd, ok := fields[k]
+	if !ok {
 		return fmt.Errorf("unknown threshold %q (want one of %s)", key, strings.Join(Keys, ", "))
 	}
-	if err == nil && f < 0 {
-		err = fmt.Errorf("negative: want a value ≥ 0, or off")
+	v := strings.TrimSpace(value)
+	if strings.EqualFold(v, "off") || strings.EqualFold(v, "none") {
+		*fd.p = Off
+		return nil
 	}
-	if err == nil && f > 1 && k == "max-storm-share" {
+	f, err := fd.parse(v)
+	switch {
+	case err != nil:
+	case f < 0:
+		err = fmt.Errorf("negative: want a value ≥ 0, or off")
+	case f > 1 && k == "max-storm-share":
 		err = fmt.Errorf("out of range: want 0..100%% (0..1), or off")
 	}
 	if err != nil {
 		return fmt.Errorf("threshold %s=%q: %v", key, value, err)
 	}
+	*fd.p = f
 	return nil
-}
-
-func set(p *float64, f float64, off bool) {
-	if off {
-		*p = Off
-	} else {
-		*p = f
-	}
 }
 
 func parseDur(v string) (float64, error) {

@@ -16,7 +16,11 @@ import (
 	"github.com/umtrace/umtrace/ingest/testshared"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files of the analyze tests")
+var update = flag.Bool("update", false, "rewrite golden files (analyze, diff, gate, batch); or UPDATE_GOLDEN=1")
+
+// updating reports whether golden files are to be rewritten: -update or
+// UPDATE_GOLDEN=1.
+func updating() bool { return *update || os.Getenv("UPDATE_GOLDEN") == "1" }
 
 // tracePath finds a shared trace: the repo's testdata copy when there is
 // one, else ../shared/traces (skipping when that is absent).
@@ -35,7 +39,7 @@ func tracePath(t *testing.T, name string) string {
 
 func golden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
+	if updating() {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -43,12 +47,12 @@ func golden(t *testing.T, path string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./cmd/umtrace -update)", err)
+		t.Fatalf("%v (run UPDATE_GOLDEN=1 go test ./cmd/umtrace)", err)
 	}
 	if !bytes.Equal(got, want) {
 		gotPath := strings.TrimSuffix(path, filepath.Ext(path)) + ".got-" + strings.TrimPrefix(filepath.Ext(path), ".")
 		os.WriteFile(gotPath, got, 0o644)
-		t.Errorf("%s differs from golden; wrote %s (diff them, or rerun with -update)", path, gotPath)
+		t.Errorf("%s differs from golden; wrote %s (diff them, or rerun with UPDATE_GOLDEN=1)", path, gotPath)
 	}
 }
 

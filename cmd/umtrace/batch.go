@@ -98,7 +98,7 @@ func summaryBase(sh job.Shard) string {
 
 func cmdBatch(stdout, stderr io.Writer, args []string) error {
 	fs := newFlags("batch", stdout, stderr)
-	out := outputFlags(fs, "summary", "md", "md", "html", "json", "csv")
+	out := outputFlags(fs, "summary", "md", "md", "text", "html", "json", "csv")
 	outDir := outDirFlag(fs, "umtrace-batch", "output `DIR`: traces/<id>.{md,json} per trace, summary.{md,html,json,csv,parquet}")
 	jobs := fs.IntP("jobs", "j", job.DefaultJobs(), "traces analyzed at once (memory grows with it)")
 	shardFlag := fs.String("shard", "", "analyze only part I of N of the sorted inputs (index % N == I-1), e.g. for a Slurm array")
@@ -199,6 +199,13 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintf(stderr, "batch: %d analyzed, %d cached, %d failed; summary in %s.{md,html,json,csv,parquet}\n", sum.Analyzed, sum.Cached, nFailed, base)
 	}
 	summaryOut := map[string][]byte{"md": md.Bytes(), "html": html.Bytes(), "json": js.Bytes(), "csv": csvBuf.Bytes()}[format]
+	if format == "text" {
+		var txt bytes.Buffer
+		if err := report.Render(&txt, doc, "text"); err != nil {
+			return internal(err)
+		}
+		summaryOut = txt.Bytes()
+	}
 	if err := out.write(stdout, summaryOut); err != nil {
 		return err
 	}

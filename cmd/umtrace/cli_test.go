@@ -172,7 +172,7 @@ func TestOutputGrammar(t *testing.T) {
 		want string
 	}{
 		{[]string{"analyze", trace, "-f", "md", "-o", filepath.Join(dir, "x.html")}, "contradicts"},
-		{[]string{"diff", trace, trace, "-o", filepath.Join(dir, "x.csv")}, "md, html or json"},
+		{[]string{"diff", trace, trace, "-o", filepath.Join(dir, "x.csv")}, "md, text, html or json"},
 		{[]string{"analyze", trace, "-o", dir}, "is a directory"},
 		{[]string{"export", trace, "-o", dir}, "--out-dir"},
 		{[]string{"export", trace, "--out", dir, "--out-dir", filepath.Join(dir, "other")}, "disagree"},

@@ -43,7 +43,7 @@ func diffSide(o job.Opener, path string, opts analyze.Options) (compare.Side, er
 
 func cmdDiff(stdout, stderr io.Writer, args []string) error {
 	fs := newFlags("diff", stdout, stderr)
-	out := outputFlags(fs, "comparison", "md", "md", "html", "json")
+	out := outputFlags(fs, "comparison", "md", "md", "text", "html", "json")
 	af := addAnalysisFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err

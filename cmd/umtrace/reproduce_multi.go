@@ -44,7 +44,7 @@ type multiFlags struct {
 
 func (m *multiFlags) args(mode string, rank int) []string {
 	a := []string{"reproduce", mode, "--scenario", m.scenario, "--ranks", strconv.Itoa(m.ranks), "--storm-rank", strconv.Itoa(m.stormRank),
-		"--size", strconv.Itoa(m.size), "--steps", strconv.Itoa(m.steps), "--out", m.out, "--exchange", m.exchange,
+		"--size", strconv.Itoa(m.size), "--steps", strconv.Itoa(m.steps), "--out-dir", m.out, "--exchange", m.exchange,
 		"--rendezvous", m.rendezvous, "--device", strconv.Itoa(m.device)}
 	if mode == "--worker" {
 		a = append(a, "--rank", strconv.Itoa(rank))
@@ -60,7 +60,7 @@ func cmdReproduceMulti(stdout, stderr io.Writer, args []string) error {
 	fs.IntVar(&m.stormRank, "storm-rank", 1, "the rank that touches its managed memory from the host")
 	fs.IntVar(&m.size, "size", 64, "buffer size per rank in MB")
 	fs.IntVar(&m.steps, "steps", 8, "timed steps")
-	fs.StringVar(&m.out, "out", "umtrace-reproduce", "directory for traces and step timings")
+	outDir := outDirFlag(fs, "umtrace-reproduce", "directory for traces and step timings")
 	fs.StringVar(&m.nsys, "nsys", "", "nsys binary (default: nsys on PATH or a standard install location)")
 	fs.BoolVar(&m.noNsys, "no-nsys", false, "run directly even when nsys is found")
 	fs.StringVar(&m.exchange, "exchange", "auto", "collective each step: nccl, host (barrier + host-staged copy), or auto (NCCL when one GPU per rank and libnccl loads)")
@@ -73,6 +73,10 @@ func cmdReproduceMulti(stdout, stderr io.Writer, args []string) error {
 		_ = fs.MarkHidden(h)
 	}
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	var err error
+	if m.out, err = outDir(); err != nil {
 		return err
 	}
 	sc, ok := reproducer.LookupMulti(m.scenario)

@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"sync"
 
 	"github.com/umtrace/umtrace/analyze"
@@ -250,7 +252,7 @@ func WriteFileAtomic(path string, data []byte) error {
 		}
 		return nil
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	f, err := createTemp(path)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -258,9 +260,6 @@ func WriteFileAtomic(path string, data []byte) error {
 	cerr := f.Close()
 	if werr == nil {
 		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(f.Name(), 0o644)
 	}
 	if werr == nil {
 		werr = os.Rename(f.Name(), path)
@@ -278,4 +277,17 @@ func optionsKey(opts Options) string {
 	data, _ := json.Marshal(opts.Analyze)
 	h := sha256.Sum256(data)
 	return hex.EncodeToString(h[:])
+}
+
+// createTemp creates a new temporary file next to path with mode 0644
+// less the umask, as os.WriteFile would (os.CreateTemp makes 0600).
+func createTemp(path string) (*os.File, error) {
+	for i := 0; ; i++ {
+		name := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp"+strconv.FormatUint(uint64(rand.Uint32()), 10))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if os.IsExist(err) && i < 100 {
+			continue
+		}
+		return f, err
+	}
 }
