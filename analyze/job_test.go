@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"path/filepath"
 	"testing"
 
 	"github.com/umtrace/umtrace/analyze"
@@ -112,6 +113,90 @@ func TestJobSynth8Ranks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestJobSynthOneFile: the same 8-rank job written as one file of 8
+// processes (one GPU each, one clock, pids unrelated to the ranks): the
+// storm rank is named, the others' NCCL wait is charged to it, and the
+// attribution matches the 8-file job's with clocks seconds apart, step for
+// step.
+func TestJobSynthOneFile(t *testing.T) {
+	dir := t.TempDir()
+	jc := synth.DefaultJobConfig()
+	jc.StormRank = 5
+	path := filepath.Join(dir, "job.sqlite")
+	truth, err := synth.GenerateJobFile(path, jc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jr := runJob(t, []string{path})
+	if len(jr.Ranks) != jc.Ranks || len(jr.Traces) != 1 || len(jr.Files) != 1 {
+		t.Fatalf("%d ranks, %d whole-file analyses, files %v", len(jr.Ranks), len(jr.Traces), jr.Files)
+	}
+	for r, row := range jr.Ranks {
+		if row.Rank != r || row.RankSource != "nvtx" || row.Pid != truth.Pids[r] || row.Device != int64(r) {
+			t.Errorf("rank %d: %+v; want pid %d on GPU %d, rank from nvtx", r, row, truth.Pids[r], r)
+		}
+	}
+	// The whole file's device and process tables: 8 of each, one storm.
+	whole := jr.Traces[0]
+	if len(whole.Devices) != jc.Ranks || len(whole.Processes) != jc.Ranks {
+		t.Errorf("whole file: %d devices, %d processes", len(whole.Devices), len(whole.Processes))
+	}
+	for _, e := range whole.Episodes {
+		if e.Pid != truth.Pids[jc.StormRank] || e.Device != int64(jc.StormRank) {
+			t.Errorf("whole-file episode %d on pid %d GPU %d, want %d GPU %d", e.Index, e.Pid, e.Device, truth.Pids[jc.StormRank], jc.StormRank)
+		}
+	}
+	steps := map[int]bool{}
+	for _, e := range truth.Episodes {
+		for s := e.FirstStep; s <= e.LastStep; s++ {
+			steps[s] = true
+		}
+	}
+	checkStraggler(t, jr, jc.StormRank, steps)
+	var want int64
+	for s := range steps {
+		for r, w := range truth.WaitNs[s] {
+			if r != jc.StormRank {
+				want += w
+			}
+		}
+	}
+	if got := jr.Stragglers[0].WaitNs; abs(got-want) > want/10 {
+		t.Errorf("attributed wait %d ns, planted %d ns", got, want)
+	}
+	if jr.Clock.ResidualNs != 0 {
+		t.Errorf("one file, one clock: residual %d ns", jr.Clock.ResidualNs)
+	}
+
+	// The same job as 8 files with clocks 1.7 s apart, given shuffled.
+	dir8 := t.TempDir()
+	if _, err := synth.GenerateJob(dir8, jc); err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for r := 0; r < jc.Ranks; r++ {
+		paths = append(paths, synth.RankFile(dir8, r))
+	}
+	rand.New(rand.NewPCG(3, 9)).Shuffle(len(paths), func(i, j int) { paths[i], paths[j] = paths[j], paths[i] })
+	jr8 := runJob(t, paths)
+	if len(jr8.Attributions) != len(jr.Attributions) {
+		t.Fatalf("%d attributions in 8 files, %d in one", len(jr8.Attributions), len(jr.Attributions))
+	}
+	for i, a := range jr.Attributions {
+		b := jr8.Attributions[i]
+		if a.Step != b.Step || a.StragglerRank != b.StragglerRank || abs(a.WaitNs-b.WaitNs) > a.WaitNs/1000 {
+			t.Errorf("attribution %d: one file step %d rank %d %d ns, 8 files step %d rank %d %d ns", i, a.Step, a.StragglerRank, a.WaitNs, b.Step, b.StragglerRank, b.WaitNs)
+		}
+	}
+}
+
+func abs(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
 }
 
 // TestJobReproducerTraces: the traces recorded on an H200 (docs/reproducer.md):

@@ -77,6 +77,7 @@ func cmdSynth(stdout, stderr io.Writer, args []string) error {
 	flags.IntVar(&cfg.SyncBurstSize, "sync-burst-size", d.SyncBurstSize, "short syncs per sync-burst step")
 	ranks := flags.Int("ranks", 1, "ranks of a multi-rank job: OUT is then a directory of rank files (rankN.sqlite) with job.truth.json; storms go on --storm-rank")
 	stormRank := flags.Int("storm-rank", 3, "with --ranks: the rank that carries the storm episodes")
+	oneFile := flags.Bool("one-file", false, "with --ranks: one trace OUT holding every rank's process (one GPU each, one clock), truth in OUT.truth.json")
 	output := outputArg(flags, "trace")
 	force := flags.Bool("force", false, "replace OUT and its .truth.json if they exist")
 	quiet := flags.BoolP("quiet", "q", false, "print nothing on success")
@@ -119,6 +120,18 @@ func cmdSynth(stdout, stderr io.Writer, args []string) error {
 	if *ranks > 1 {
 		jc := synth.DefaultJobConfig()
 		jc.Ranks, jc.StormRank, jc.Rank = *ranks, min(*stormRank, *ranks-1), cfg
+		if *oneFile {
+			if _, err := synth.GenerateJobFile(out, jc); err != nil {
+				if errors.Is(err, fs.ErrExist) {
+					return usageErr("%v (pass --force to replace it)", err)
+				}
+				return internal(fmt.Errorf("generating job %s: %w", out, err))
+			}
+			if !*quiet {
+				fmt.Fprintf(stdout, "%s: %d ranks in one file (storm on rank %d), truth %s\n", out, jc.Ranks, jc.StormRank, synth.TruthPath(out))
+			}
+			return nil
+		}
 		if _, err := synth.GenerateJob(out, jc); err != nil {
 			return internal(fmt.Errorf("generating job %s: %w", out, err))
 		}

@@ -80,3 +80,54 @@ func TestSynthUsageErrors(t *testing.T) {
 		t.Errorf("a failed run left its output")
 	}
 }
+
+// TestSynthJobCLI: synth --ranks writes a job as rank files or, with
+// --one-file, as one trace of several processes; analyze of either names
+// the storm rank and charges the others' wait to it.
+func TestSynthJobCLI(t *testing.T) {
+	dir := t.TempDir()
+	small := []string{"--ranks", "3", "--storm-rank", "1", "--steps", "40", "--episodes", "1", "--episode-steps", "6", "--decoys", "0", "-q"}
+	one := filepath.Join(dir, "job.sqlite")
+	many := filepath.Join(dir, "ranks")
+	for _, args := range [][]string{append([]string{one, "--one-file"}, small...), append([]string{many}, small...)} {
+		if code, _, errs := runSynth(t, args...); code != exitOK {
+			t.Fatalf("synth %v: exit %d, stderr %q", args, code, errs)
+		}
+	}
+	if code, _, errs := runSynth(t, append([]string{one, "--one-file"}, small...)...); code != exitUsage || !strings.Contains(errs, "--force") {
+		t.Errorf("rerun: exit %d, stderr %q", code, errs)
+	}
+	var tr synth.JobTruth
+	b, _ := os.ReadFile(synth.TruthPath(one))
+	if err := json.Unmarshal(b, &tr); err != nil || len(tr.Pids) != 3 || tr.StormRank != 1 {
+		t.Fatalf("truth %s: %v", b, err)
+	}
+	for _, args := range [][]string{{one}, {synth.RankFile(many, 2), synth.RankFile(many, 0), synth.RankFile(many, 1)}} {
+		var out, errb bytes.Buffer
+		if code := run(&out, &errb, append([]string{"analyze", "--format", "json"}, args...)); code != exitOK {
+			t.Fatalf("analyze %v: exit %d: %s", args, code, errb.String())
+		}
+		var jr struct {
+			Kind       string `json:"kind"`
+			Stragglers []struct {
+				Rank   int   `json:"rank"`
+				WaitNs int64 `json:"wait_ns"`
+			} `json:"stragglers"`
+			Ranks []struct {
+				Rank    int    `json:"rank"`
+				Verdict string `json:"verdict"`
+			} `json:"ranks"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &jr); err != nil {
+			t.Fatal(err)
+		}
+		if jr.Kind != "job" || len(jr.Ranks) != 3 || len(jr.Stragglers) != 1 || jr.Stragglers[0].Rank != 1 || jr.Stragglers[0].WaitNs <= 0 {
+			t.Errorf("analyze %v: %+v", args, jr)
+		}
+		for _, r := range jr.Ranks {
+			if (r.Verdict == "storm") != (r.Rank == 1) {
+				t.Errorf("analyze %v: rank %d verdict %s", args, r.Rank, r.Verdict)
+			}
+		}
+	}
+}

@@ -73,9 +73,11 @@ type JobTruth struct {
 	ClockErrorNs   []int64 `json:"clock_error_ns"`
 	// WaitNs[s][r] is rank r's wait in step s's collective for the last
 	// rank; LastRank[s] is the last to arrive.
-	WaitNs   [][]int64 `json:"wait_ns"`
-	LastRank []int     `json:"last_rank"`
-	Ranks    []*Truth  `json:"rank_truths"`
+	WaitNs [][]int64 `json:"wait_ns"`
+	// Pids[r] is rank r's process in a one-file job (GenerateJobFile).
+	Pids     []int64  `json:"pids,omitempty"`
+	LastRank []int    `json:"last_rank"`
+	Ranks    []*Truth `json:"rank_truths"`
 }
 
 // JobTruthPath is where GenerateJob writes the job's truth.

@@ -1,0 +1,314 @@
+package synth
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// A multi-rank job in one file: what nsys writes when it profiles the
+// launcher of a single-node job (nsys profile torchrun --nproc-per-node N
+// ...): every rank's process in one export, on one host clock, each on its
+// own GPU. GenerateJobFile generates the ranks in lockstep as GenerateJob
+// does (without clock offsets: the processes share the host's clock) and
+// merges them: rank r becomes process JobTruth.Pids[r] (pids in a seeded
+// order unrelated to the ranks) on device r, strings are shared, rows are
+// in start order, and each process carries an NVTX mark "rank r" (the
+// launcher's environment, which names no rank, stays with the file).
+
+// processTables are the tables with one process's rows, and how their
+// columns change when the process is renumbered.
+var processTables = []string{
+	"PROCESSES", "ThreadNames", "TARGET_INFO_CUDA_DEVICE", "TARGET_INFO_CUDA_CONTEXT_INFO", "TARGET_INFO_CUDA_STREAM",
+	"CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+	"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUDA_UM_GPU_PAGE_FAULT_EVENTS", "CUDA_UM_CPU_PAGE_FAULT_EVENTS", "NVTX_EVENTS",
+	"CUDA_GPU_MEMORY_USAGE_EVENTS",
+}
+
+// stringCols are the columns that hold StringIds ids.
+var stringCols = map[string]bool{
+	"nameId": true, "demangledName": true, "shortName": true, "mangledName": true, "textId": true, "jsonTextId": true,
+	"CpuInstruction": true, "module": true, "sourceFile": true,
+}
+
+// columnExpr is the expression that moves column c of table t (rows of
+// rank file alias s) to process pid on device dev.
+func columnExpr(t, c string, p int64, dev int) string {
+	dG := (p - int64(procPidBase)) << 24
+	dT := p - int64(procPidBase)
+	q := `x."` + c + `"`
+	switch {
+	case stringCols[c]:
+		return fmt.Sprintf(`CASE WHEN %[1]s IS NULL THEN NULL ELSE COALESCE((SELECT m.new FROM temp.strmap m WHERE m.old = %[1]s), %[1]s) END`, q)
+	case c == "globalTid" || c == "endGlobalTid":
+		return fmt.Sprintf(`%s + %d`, q, dG+dT)
+	case c == "globalPid":
+		return fmt.Sprintf(`%s + %d`, q, dG)
+	case c == "pid" || c == "processId":
+		return fmt.Sprint(p)
+	case c == "deviceId" || c == "gpuId" || c == "cudaId":
+		return fmt.Sprint(dev)
+	case (c == "srcDeviceId" || c == "dstDeviceId") && t == "CUPTI_ACTIVITY_KIND_MEMCPY":
+		return fmt.Sprintf(`CASE WHEN %s IS NULL THEN NULL ELSE %d END`, q, dev)
+	}
+	return q
+}
+
+const procPidBase = pid
+
+// GenerateJobFile writes a job of jc.Ranks processes into the one trace
+// path (TruthPath(path) holds its JobTruth). jc.OffsetNs and
+// jc.ClockErrorNs do not apply: one file has one clock.
+func GenerateJobFile(path string, jc JobConfig) (*JobTruth, error) {
+	if jc.Rank.Shape.Processes > 1 {
+		return nil, fmt.Errorf("a one-file job's ranks are processes: --processes must be 0 or 1")
+	}
+	if !jc.Rank.Overwrite {
+		for _, p := range []string{path, TruthPath(path)} {
+			if _, err := os.Stat(p); err == nil {
+				return nil, fmt.Errorf("%s: %w", p, os.ErrExist)
+			}
+		}
+	}
+	jc.OffsetNs, jc.ClockErrorNs = 0, 0
+	tmp, err := os.MkdirTemp(filepath.Dir(path), ".umtrace-job-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	jt, err := GenerateJob(tmp, jc)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(jc.Rank.Seed, 0x70696473))
+	perm := rng.Perm(jc.Ranks)
+	jt.Pids = make([]int64, jc.Ranks)
+	for r := range jt.Pids {
+		jt.Pids[r] = 21000 + 137*int64(perm[r])
+	}
+	out := filepath.Join(tmp, "job.sqlite")
+	if err := copyPath(RankFile(tmp, 0), out); err != nil {
+		return nil, err
+	}
+	if err := mergeRanks(out, tmp, jt); err != nil {
+		return nil, err
+	}
+	_ = os.Remove(path)
+	if err := os.Rename(out, path); err != nil {
+		return nil, err
+	}
+	jt.Generator = "umtrace synth job v1 (one file)"
+	jt.Files = []string{filepath.Base(path)}
+	js, err := json.MarshalIndent(jt, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return jt, os.WriteFile(TruthPath(path), append(js, '\n'), 0o644)
+}
+
+func copyPath(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	o, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(o, in); err != nil {
+		o.Close()
+		return err
+	}
+	return o.Close()
+}
+
+// mergeRanks empties the process tables of out (a copy of rank 0's file)
+// and fills them with every rank's rows, renumbered.
+func mergeRanks(out, dir string, jt *JobTruth) error {
+	db, err := sql.Open("sqlite3", "file:"+out)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1) // ATTACH and temp tables belong to one connection
+	ctx := context.Background()
+	exec := func(q string, args ...any) error {
+		if _, err := db.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("%.80s: %w", q, err)
+		}
+		return nil
+	}
+	tables := func(schema string) (map[string]bool, error) {
+		rows, err := db.QueryContext(ctx, `SELECT name FROM `+schema+`.sqlite_master WHERE type = 'table'`)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		m := map[string]bool{}
+		for rows.Next() {
+			var n string
+			if err := rows.Scan(&n); err != nil {
+				return nil, err
+			}
+			m[n] = true
+		}
+		return m, rows.Err()
+	}
+	have, err := tables("main")
+	if err != nil {
+		return err
+	}
+	cols := map[string][]string{}
+	columns := func(t string) ([]string, error) {
+		if c, ok := cols[t]; ok {
+			return c, nil
+		}
+		rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, t)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c string
+			if err := rows.Scan(&c); err != nil {
+				return nil, err
+			}
+			cols[t] = append(cols[t], c)
+		}
+		return cols[t], rows.Err()
+	}
+	if err := exec("BEGIN"); err != nil {
+		return err
+	}
+	for _, t := range append(slices.Clone(processTables), "TARGET_INFO_GPU") {
+		if !have[t] {
+			continue
+		}
+		if err := exec(`DELETE FROM main.` + t); err != nil {
+			return err
+		}
+	}
+	if err := exec(`DELETE FROM META_DATA_CAPTURE WHERE name LIKE 'PROCESS_%:ENVIRONMENT_VARIABLE' AND (value LIKE 'RANK=%' OR value LIKE 'WORLD_SIZE=%')`); err != nil {
+		return err
+	}
+	if err := exec("COMMIT"); err != nil {
+		return err
+	}
+	var lo, hi int64 = 1 << 62, -1 << 62
+	for r := range jt.Pids {
+		p, dev := jt.Pids[r], r
+		if err := exec(`ATTACH DATABASE ? AS s`, RankFile(dir, r)); err != nil {
+			return err
+		}
+		theirs, err := tables("s")
+		if err != nil {
+			return err
+		}
+		// A table only some ranks have (no faults on a calm rank).
+		for _, t := range processTables {
+			if theirs[t] && !have[t] {
+				var q string
+				if err := db.QueryRowContext(ctx, `SELECT sql FROM s.sqlite_master WHERE type = 'table' AND name = ?`, t).Scan(&q); err != nil {
+					return err
+				}
+				if err := exec(q); err != nil {
+					return err
+				}
+				have[t] = true
+			}
+		}
+		stmts := []string{
+			`DROP TABLE IF EXISTS temp.strmap`,
+			`CREATE TEMP TABLE strmap (old INTEGER PRIMARY KEY, new INTEGER)`,
+			`INSERT INTO main.StringIds SELECT (SELECT MAX(id) FROM main.StringIds) + ROW_NUMBER() OVER (ORDER BY id), value
+				FROM s.StringIds WHERE value NOT IN (SELECT value FROM main.StringIds)`,
+			`INSERT OR IGNORE INTO temp.strmap SELECT a.id, MIN(b.id) FROM s.StringIds a JOIN main.StringIds b ON b.value = a.value GROUP BY a.id`,
+		}
+		for _, t := range processTables {
+			if !theirs[t] {
+				continue
+			}
+			cs, err := columns(t)
+			if err != nil {
+				return err
+			}
+			e := make([]string, len(cs))
+			for i, c := range cs {
+				e[i] = columnExpr(t, c, p, dev)
+			}
+			stmts = append(stmts, fmt.Sprintf(`INSERT INTO main.%s (%s) SELECT %s FROM s.%s x`, t, quoteCols(cs), strings.Join(e, ", "), t))
+		}
+		// The process's GPU: rank 0's GPU, renumbered, on its own bus.
+		gcols, err := columns("TARGET_INFO_GPU")
+		if err != nil {
+			return err
+		}
+		e := make([]string, len(gcols))
+		for i, c := range gcols {
+			switch c {
+			case "id", "cuDevice":
+				e[i] = fmt.Sprint(dev)
+			case "busLocation":
+				e[i] = fmt.Sprintf(`'0000:%02x:00.0'`, 0x18+dev)
+			case "uuid":
+				e[i] = fmt.Sprintf(`substr(x.uuid, 1, length(x.uuid) - 4) || '%04x'`, dev)
+			default:
+				e[i] = `x."` + c + `"`
+			}
+		}
+		stmts = append(stmts, fmt.Sprintf(`INSERT INTO main.TARGET_INFO_GPU (%s) SELECT %s FROM s.TARGET_INFO_GPU x`, quoteCols(gcols), strings.Join(e, ", ")))
+		mainTid := vmID | p<<24 | p
+		stmts = append(stmts, fmt.Sprintf(`INSERT INTO main.NVTX_EVENTS (start, "end", eventType, text, globalTid) SELECT MIN(start), NULL, 34, 'rank %d', %d FROM s.NVTX_EVENTS`, r, mainTid))
+		if err := exec("BEGIN"); err != nil {
+			return err
+		}
+		for _, q := range stmts {
+			if err := exec(q); err != nil {
+				return err
+			}
+		}
+		if err := exec("COMMIT"); err != nil {
+			return err
+		}
+		var a, b int64
+		if err := db.QueryRowContext(ctx, `SELECT startTime, stopTime FROM s.ANALYSIS_DETAILS`).Scan(&a, &b); err != nil {
+			return err
+		}
+		lo, hi = min(lo, a), max(hi, b)
+		if err := exec(`DETACH DATABASE s`); err != nil {
+			return err
+		}
+	}
+	// Rows in start order, as nsys writes them.
+	stmts := []string{"BEGIN"}
+	for _, t := range processTables {
+		if !have[t] || !slices.Contains(cols[t], "start") {
+			continue
+		}
+		stmts = append(stmts, `CREATE TEMP TABLE sorted AS SELECT * FROM main.`+t+` ORDER BY start`, `DELETE FROM main.`+t,
+			`INSERT INTO main.`+t+` SELECT * FROM temp.sorted ORDER BY rowid`, `DROP TABLE temp.sorted`)
+	}
+	stmts = append(stmts, fmt.Sprintf(`UPDATE ANALYSIS_DETAILS SET startTime = %d, stopTime = %d, duration = %d`, lo, hi, hi-lo), "COMMIT", "VACUUM")
+	for _, q := range stmts {
+		if err := exec(q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func quoteCols(cs []string) string {
+	q := make([]string, len(cs))
+	for i, c := range cs {
+		q[i] = `"` + c + `"`
+	}
+	return strings.Join(q, ", ")
+}
