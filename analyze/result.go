@@ -245,6 +245,16 @@ type Timeline struct {
 	StartNs int64         `json:"start_ns"`
 	BinNs   int64         `json:"bin_ns"`
 	Bins    []TimelineBin `json:"bins"`
+	// Lanes splits Bins by process (same bin edges; Storm marks the
+	// process's own episodes), in pid order; only when the trace holds
+	// several processes.
+	Lanes []TimelineLane `json:"lanes,omitempty"`
+}
+
+// TimelineLane is one process's share of the timeline.
+type TimelineLane struct {
+	Pid  int64         `json:"pid"`
+	Bins []TimelineBin `json:"bins"`
 }
 
 // TimelineBin is one bin of the timeline. BlockedNs sums host-blocking

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -577,7 +578,8 @@ func (a *analysis) apiStats() {
 	slices.SortFunc(r.SyncAPIs, byTotal)
 }
 
-// timeline bins the trace span into TimelineBins equal bins.
+// timeline bins the trace span into TimelineBins equal bins, and by
+// process when there are several.
 func (a *analysis) timeline() {
 	tl := &a.res.Timeline
 	tl.StartNs = a.lo
@@ -587,41 +589,94 @@ func (a *analysis) timeline() {
 		return
 	}
 	tl.BinNs = (span + TimelineBins - 1) / TimelineBins
-	bins := make([]TimelineBin, TimelineBins)
-	for i := range bins {
-		bins[i].StartNs = a.lo + int64(i)*tl.BinNs
+	newBins := func() []TimelineBin {
+		bins := make([]TimelineBin, TimelineBins)
+		for i := range bins {
+			bins[i].StartNs = a.lo + int64(i)*tl.BinNs
+		}
+		return bins
 	}
+	all := func(int64) bool { return true }
+	tl.Bins = a.fillBins(newBins(), all)
+	a.markStorms(tl.Bins, all)
+	pids := map[int64]bool{}
+	for k := range a.c.threads {
+		pids[k.pid] = true
+	}
+	if len(pids) < 2 {
+		return
+	}
+	for _, p := range slices.Sorted(maps.Keys(pids)) {
+		tl.Lanes = append(tl.Lanes, TimelineLane{Pid: p, Bins: a.fillBins(newBins(), func(q int64) bool { return q == p })})
+	}
+}
+
+// fillBins adds the host-blocking calls, faults and fault-driven
+// migrations of the processes keep accepts to bins.
+func (a *analysis) fillBins(bins []TimelineBin, keep func(pid int64) bool) []TimelineBin {
+	binNs := a.res.Timeline.BinNs
 	bin := func(t int64) int {
-		return min(max(int((t-a.lo)/tl.BinNs), 0), TimelineBins-1)
+		return min(max(int((t-a.lo)/binNs), 0), TimelineBins-1)
 	}
 	c := a.c
 	for i := range c.calls {
 		cl := &c.calls[i]
+		if !keep(cl.pid) {
+			continue
+		}
 		if cl.stall {
 			bins[bin(cl.start)].Stalls++
 		}
 		for b := bin(cl.start); b <= bin(cl.end); b++ {
-			lo, hi := max(cl.start, bins[b].StartNs), min(cl.end, bins[b].StartNs+tl.BinNs)
+			lo, hi := max(cl.start, bins[b].StartNs), min(cl.end, bins[b].StartNs+binNs)
 			if hi > lo {
 				bins[b].BlockedNs += hi - lo
 			}
 		}
 	}
 	for _, g := range c.gfaults {
-		bins[bin(g.start)].GPUFaults += g.n
+		if keep(g.pid) {
+			bins[bin(g.start)].GPUFaults += g.n
+		}
 	}
 	for _, f := range c.cfaults {
-		bins[bin(f.t)].CPUFaults++
+		if keep(f.pid) {
+			bins[bin(f.t)].CPUFaults++
+		}
 	}
 	for _, m := range c.migrations {
-		if demand(int32(m.cause)) {
+		if demand(int32(m.cause)) && keep(int64(m.pid)) {
 			bins[bin(m.start)].DemandBytes += int64(m.bytes)
 		}
 	}
+	return bins
+}
+
+// markStorms sets Storm on the bins that episodes of the processes keep
+// accepts overlap.
+func (a *analysis) markStorms(bins []TimelineBin, keep func(pid int64) bool) {
+	binNs := a.res.Timeline.BinNs
+	if binNs <= 0 {
+		return
+	}
+	bin := func(t int64) int {
+		return min(max(int((t-a.lo)/binNs), 0), TimelineBins-1)
+	}
 	for _, e := range a.res.Episodes {
+		if !keep(e.Pid) {
+			continue
+		}
 		for b := bin(e.StartNs); b <= bin(e.EndNs-1); b++ {
 			bins[b].Storm = true
 		}
 	}
-	tl.Bins = bins
+}
+
+// laneStorms marks each lane's own episodes; it runs after the episodes
+// got their process (multiFigures).
+func (a *analysis) laneStorms() {
+	for i := range a.res.Timeline.Lanes {
+		l := &a.res.Timeline.Lanes[i]
+		a.markStorms(l.Bins, func(q int64) bool { return q == l.Pid })
+	}
 }

@@ -47,7 +47,7 @@ func AnalyzeDoc(r *analyze.Result) *Doc {
 
 	if len(r.Timeline.Bins) > 0 {
 		d.h(2, T("Time axis"))
-		d.add(timelineChart(r, []Lane{ResultLane("all processes", r)}))
+		d.add(timelineChart(r, ResultLanes(r)))
 	}
 
 	if len(r.Episodes) > 0 {

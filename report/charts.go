@@ -3,22 +3,91 @@ package report
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/umtrace/umtrace/analyze"
 )
 
 // Lane is one row group of the timeline chart: the time axis of one
-// process or device (or of the whole trace).
+// process or device (or of the whole trace). ShiftNs is added to its
+// times to put them on the chart's clock (a job's clock alignment).
 type Lane struct {
-	Name    string
-	StartNs int64 // trace clock
-	BinNs   int64
-	Bins    []analyze.TimelineBin
+	Name     string
+	StartNs  int64 // the lane's own clock
+	BinNs    int64
+	Bins     []analyze.TimelineBin
+	Episodes []analyze.Episode // shaded in the lane's rows
+	ShiftNs  int64
 }
 
 // ResultLane is the whole trace's time axis as one lane.
 func ResultLane(name string, r *analyze.Result) Lane {
-	return Lane{Name: name, StartNs: r.Timeline.StartNs, BinNs: r.Timeline.BinNs, Bins: r.Timeline.Bins}
+	return Lane{Name: name, StartNs: r.Timeline.StartNs, BinNs: r.Timeline.BinNs, Bins: r.Timeline.Bins, Episodes: r.Episodes}
+}
+
+// ResultLanes is one lane per process when the trace has several
+// (analyze's Timeline.Lanes), labelled with the process's name, rank and
+// GPUs; otherwise the whole trace as one lane.
+func ResultLanes(r *analyze.Result) []Lane {
+	if len(r.Timeline.Lanes) < 2 {
+		return []Lane{ResultLane("all processes", r)}
+	}
+	procs := map[int64]analyze.Process{}
+	for _, p := range r.Processes {
+		procs[p.Pid] = p
+	}
+	var out []Lane
+	for _, tl := range r.Timeline.Lanes {
+		var eps []analyze.Episode
+		for _, e := range r.Episodes {
+			if e.Pid == tl.Pid {
+				eps = append(eps, e)
+			}
+		}
+		out = append(out, Lane{Name: processLabel(tl.Pid, procs[tl.Pid]), StartNs: r.Timeline.StartNs, BinNs: r.Timeline.BinNs, Bins: tl.Bins, Episodes: eps})
+	}
+	return out
+}
+
+// processLabel names a process lane: "rank 1 · pid 541 umtrace · GPU 0".
+func processLabel(pid int64, p analyze.Process) string {
+	var parts []string
+	if p.Rank >= 0 && p.Pid == pid {
+		parts = append(parts, fmt.Sprintf("rank %d", p.Rank))
+	}
+	name := fmt.Sprintf("pid %d", pid)
+	if p.Name != "" {
+		name += " " + p.Name
+	}
+	parts = append(parts, name)
+	if len(p.Devices) > 0 {
+		gs := make([]string, len(p.Devices))
+		for i, d := range p.Devices {
+			gs[i] = fmt.Sprint(d)
+		}
+		parts = append(parts, "GPU "+strings.Join(gs, ","))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// JobLanes is one lane per rank of a job, each rank's analysis put on the
+// job's aligned clock (session-start offset plus collective correction).
+func JobLanes(j *analyze.JobResult) []Lane {
+	var out []Lane
+	for i, r := range j.Results {
+		if i >= len(j.Ranks) || len(r.Timeline.Bins) == 0 {
+			continue
+		}
+		k := j.Ranks[i]
+		name := fmt.Sprintf("rank %d · pid %d", k.Rank, k.Pid)
+		if k.Device >= 0 {
+			name += fmt.Sprintf(" · GPU %d", k.Device)
+		}
+		l := ResultLane(name, r)
+		l.ShiftNs = k.ClockOffsetNs + k.ClockCorrectionNs
+		out = append(out, l)
+	}
+	return out
 }
 
 const (
@@ -31,52 +100,110 @@ const (
 	axisH    = 34.0
 	legendH  = 26.0
 	maxMarks = 120 // step boundaries drawn; more are thinned
+	laneHead = 18.0
 )
 
+// timeline is what the timeline chart draws: lanes on one clock from T0
+// over SpanNs, with step starts (chart clock) marked.
+type timeline struct {
+	ID, Title  string
+	T0, SpanNs int64
+	Lanes      []Lane
+	Steps      []int64
+	Axis       string // the time axis's label
+}
+
 // timelineChart draws host-blocked time, page faults and fault-driven
-// migration per time bin, one group of rows per lane, with the storm
-// episodes shaded and the step boundaries marked.
+// migration per time bin of a trace, one group of rows per lane, with
+// the storm episodes shaded and the step boundaries marked.
 func timelineChart(r *analyze.Result, lanes []Lane) Chart {
-	t0 := r.Trace.StartNs
-	span := float64(r.Trace.DurationNs)
-	for _, l := range lanes {
-		span = max(span, float64(l.BinNs)*float64(len(l.Bins)))
+	var steps []int64
+	for _, st := range r.Steps.Rows {
+		steps = append(steps, st.StartNs)
 	}
+	span := r.Trace.DurationNs
+	for _, l := range lanes {
+		span = max(span, l.BinNs*int64(len(l.Bins)))
+	}
+	c := drawTimeline(timeline{ID: "timeline", Title: "Timeline of " + r.Trace.File, T0: r.Trace.StartNs, SpanNs: span, Lanes: lanes, Steps: steps, Axis: "seconds from trace start"})
+	caption := fmt.Sprintf("Timeline: %d bins of %s from the trace start", len(r.Timeline.Bins), analyze.FormatNs(float64(r.Timeline.BinNs)))
+	if len(lanes) > 1 {
+		caption += fmt.Sprintf(", one lane per process (%d)", len(lanes))
+	}
+	caption += "; storm episodes shaded"
+	if len(steps) > 0 {
+		caption += "; dashed lines mark step starts"
+		if every := stepEvery(len(steps)); every > 1 {
+			caption += fmt.Sprintf(" (every %d steps)", every)
+		}
+	}
+	c.Caption = caption + "."
+	c.Alt = Pre{sparkTimeline(r)}
+	return c
+}
+
+// jobTimelineChart draws one lane per rank on the job's aligned clock.
+func jobTimelineChart(j *analyze.JobResult) (Chart, bool) {
+	lanes := JobLanes(j)
+	if len(lanes) == 0 {
+		return Chart{}, false
+	}
+	t0, t1 := lanes[0].StartNs+lanes[0].ShiftNs, int64(0)
+	for _, l := range lanes {
+		t0 = min(t0, l.StartNs+l.ShiftNs)
+		t1 = max(t1, l.StartNs+l.ShiftNs+l.BinNs*int64(len(l.Bins)))
+	}
+	c := drawTimeline(timeline{ID: "job-timeline", Title: fmt.Sprintf("Timeline of %d ranks", len(lanes)), T0: t0, SpanNs: t1 - t0, Lanes: lanes, Axis: "seconds from the first rank's start (aligned clock)"})
+	c.Caption = fmt.Sprintf("Timeline: one lane per rank (%d), each rank's bins on the aligned clock (%s); its storm episodes shaded.", len(lanes), j.Clock.Method)
+	return c, true
+}
+
+func stepEvery(n int) int { return max(1, (n+maxMarks-1)/maxMarks) }
+
+func drawTimeline(tl timeline) Chart {
+	span := float64(tl.SpanNs)
 	if span <= 0 {
 		span = 1
 	}
-	multi := len(lanes) > 1
+	multi := len(tl.Lanes) > 1
 	laneH := 3*rowH + 3*rowGap
 	if multi {
-		laneH += 18
+		laneH += laneHead
 	}
-	h := legendH + float64(len(lanes))*laneH + axisH
-	s := newSVG("timeline", "Timeline of "+r.Trace.File, chartW, h)
-	x := func(t int64) float64 { return marginL + plotW*float64(t-t0)/span }
+	h := legendH + float64(len(tl.Lanes))*laneH + axisH
+	s := newSVG(tl.ID, tl.Title, chartW, h)
+	x := func(t int64) float64 { return marginL + plotW*float64(t-tl.T0)/span }
 	s.legend(marginL, 14, [][2]string{{"host blocked", colBlocked}, {"GPU faults", colGPU}, {"CPU faults", colCPU}, {"fault-driven migration", colMig}, {"storm episode", "#f6c9ca"}})
-	top, bottom := legendH, legendH+float64(len(lanes))*laneH
-	// Storm episodes under everything.
-	for _, e := range r.Episodes {
-		x1, x2 := x(e.StartNs), x(e.EndNs)
-		s.rect(x1, top, max(x2-x1, 1.5), bottom-top, colStorm, ` fill-opacity="0.14" class="storm"`)
-		s.text(x1+2, top+9, "start", "#a33", fmt.Sprintf("storm %d", e.Index), ` font-size="9"`)
+	top, bottom := legendH, legendH+float64(len(tl.Lanes))*laneH
+	// Storm episodes under everything: across the chart for one lane,
+	// within each lane's rows for several.
+	for i, l := range tl.Lanes {
+		y0, y1 := top, bottom
+		if multi {
+			y0 = top + float64(i)*laneH + laneHead
+			y1 = y0 + laneH - laneHead - rowGap
+		}
+		for _, e := range l.Episodes {
+			x1, x2 := x(e.StartNs+l.ShiftNs), x(e.EndNs+l.ShiftNs)
+			s.rect(x1, y0, max(x2-x1, 1.5), y1-y0, colStorm, ` fill-opacity="0.14" class="storm"`)
+			s.text(x1+2, y0+9, "start", "#a33", fmt.Sprintf("storm %d", e.Index), ` font-size="9"`)
+		}
 	}
 	// Step boundaries.
-	rows := r.Steps.Rows
-	every := max(1, (len(rows)+maxMarks-1)/maxMarks)
-	for i := 0; i < len(rows); i += every {
-		xs := x(rows[i].StartNs)
+	every := stepEvery(len(tl.Steps))
+	for i := 0; i < len(tl.Steps); i += every {
+		xs := x(tl.Steps[i])
 		s.line(xs, top, xs, bottom, "#8a8a8a", 0.6, ` stroke-dasharray="2,3" class="step"`)
 	}
 	y := top
-	for _, l := range lanes {
+	for _, l := range tl.Lanes {
 		if multi {
-			s.text(6, y+12, "start", "#222", l.Name, ` font-weight="bold"`)
-			y += 18
+			s.text(6, y+12, "start", "#222", l.Name, ` font-weight="bold" class="lane"`)
+			y += laneHead
 		}
 		bx := func(i int) (float64, float64) {
-			a := x(l.StartNs + int64(i)*l.BinNs)
-			b := x(l.StartNs + int64(i+1)*l.BinNs)
+			a := x(l.StartNs + l.ShiftNs + int64(i)*l.BinNs)
+			b := x(l.StartNs + l.ShiftNs + int64(i+1)*l.BinNs)
 			return a, max(b-a-0.8, 0.6)
 		}
 		series := []struct {
@@ -129,15 +256,8 @@ func timelineChart(r *analyze.Result, lanes []Lane) Chart {
 		s.line(xv, bottom, xv, bottom+4, colAxis, 0.8, "")
 		s.text(xv, bottom+16, "middle", "#333", fmtSec(v, step), "")
 	}
-	s.text(marginL+plotW, bottom+30, "end", "#555", "seconds from trace start", "")
-	caption := fmt.Sprintf("Timeline: %d bins of %s from the trace start; storm episodes shaded", len(r.Timeline.Bins), analyze.FormatNs(float64(r.Timeline.BinNs)))
-	if len(rows) > 0 {
-		caption += "; dashed lines mark step starts"
-		if every > 1 {
-			caption += fmt.Sprintf(" (every %d steps)", every)
-		}
-	}
-	return Chart{ID: "timeline", Caption: caption + ".", SVG: s.String(), Alt: Pre{sparkTimeline(r)}}
+	s.text(marginL+plotW, bottom+30, "end", "#555", tl.Axis, "")
+	return Chart{ID: tl.ID, SVG: s.String()}
 }
 
 // latencyCharts draws one log-axis histogram per host-blocking API, with

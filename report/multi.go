@@ -162,6 +162,10 @@ func JobDoc(j *analyze.JobResult, brief bool) *Doc {
 			T(msI(r.WaitOnOthersNs)), T(msI(r.CausedWaitNs)), T(r.RankSource)})
 	}
 	d.add(table([]string{"rank", "file", "pid", "GPU", "verdict", "storm ms", "GPU / CPU faults", "step P50 ms", "host blocked ms", "in collectives ms", "waited for storms ms", "caused wait ms", "rank from"}, rows))
+	if ch, ok := jobTimelineChart(j); ok {
+		d.h(2, T("Time axis"))
+		d.add(ch)
+	}
 	c := j.Clock
 	d.h(2, T("Clock alignment"))
 	d.p(T(fmt.Sprintf("%s; collectives from %s. %s.", c.Method, j.Collective, c.Note)))

@@ -14,6 +14,7 @@ import (
 	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/ingest/nsys"
 	"github.com/umtrace/umtrace/ingest/testshared"
+	"github.com/umtrace/umtrace/report"
 )
 
 // chromium finds a headless-capable Chromium, skipping the test without
@@ -83,10 +84,35 @@ func charts(dom string) map[string]int {
 	return out
 }
 
+var laneRe = regexp.MustCompile(`<text [^>]*class="lane"[^>]*>([^<]*)</text>`)
+
+// checkLanes checks that chart id in dom labels exactly the lanes want,
+// in order, and shades storm episodes.
+func checkLanes(t *testing.T, dom, id string, want ...string) {
+	t.Helper()
+	for _, m := range svgRe.FindAllStringSubmatch(dom, -1) {
+		if m[1] != id {
+			continue
+		}
+		var got []string
+		for _, l := range laneRe.FindAllStringSubmatch(m[2], -1) {
+			got = append(got, l[1])
+		}
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%s lanes %q, want %q", id, got, want)
+		}
+		if !strings.Contains(m[2], `class="storm"`) {
+			t.Errorf("%s: no storm episode shaded", id)
+		}
+		return
+	}
+	t.Errorf("no chart %s", id)
+}
+
 // checkPage loads path in Chromium and checks that the page logs nothing
 // to the console, has no script or image elements, and draws every chart
-// in want with marks.
-func checkPage(t *testing.T, bin, path string, want ...string) {
+// in want with marks. It returns the DOM.
+func checkPage(t *testing.T, bin, path string, want ...string) string {
 	t.Helper()
 	dom, console := browse(t, bin, path)
 	if len(console) > 0 {
@@ -105,6 +131,7 @@ func checkPage(t *testing.T, bin, path string, want ...string) {
 			t.Errorf("%s: chart %q missing or empty (charts: %v)", filepath.Base(path), id, got)
 		}
 	}
+	return dom
 }
 
 // expectedCharts lists the charts an analysis's HTML report must draw.
@@ -176,6 +203,34 @@ func TestHTMLReportsInChromium(t *testing.T) {
 			t.Fatalf("gate: exit %d, want %d (the storm trace fails): %s", code, exitFail, stderr)
 		}
 		checkPage(t, bin, out, "gate-checks")
+	})
+	// Several processes or ranks: one timeline lane each.
+	multi := testshared.Testdata("reproducer", "multi")
+	t.Run("job", func(t *testing.T) {
+		out := filepath.Join(dir, "job.html")
+		if code, _, stderr := archRun("analyze", filepath.Join(multi, "multi-gpu.rank0.sqlite"), filepath.Join(multi, "multi-gpu.rank1.sqlite"), "-o", out); code != exitOK {
+			t.Fatalf("analyze job: exit %d: %s", code, stderr)
+		}
+		checkLanes(t, checkPage(t, bin, out, "job-timeline"), "job-timeline", "rank 0 · pid 662 · GPU 0", "rank 1 · pid 665 · GPU 0")
+	})
+	t.Run("multi-process", func(t *testing.T) {
+		// The whole file's analysis (batch's per-trace report): one lane per process.
+		r, err := nsys.Open(filepath.Join(multi, "multi-process.sqlite"), nsys.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := analyze.Analyze(r, analyze.DefaultOptions())
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := report.Generate(&b, res, "html"); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, "multi-process.html")
+		os.WriteFile(out, b.Bytes(), 0o644)
+		checkLanes(t, checkPage(t, bin, out, "timeline"), "timeline", "rank 0 · pid 540 umtrace · GPU 0", "rank 1 · pid 541 umtrace · GPU 0")
 	})
 	t.Run("batch", func(t *testing.T) {
 		in, out := t.TempDir(), filepath.Join(dir, "batch")
