@@ -46,7 +46,7 @@ var Scenarios = []Scenario{
 
 // Lookup returns the scenario called name.
 func Lookup(name string) (Scenario, bool) {
-	for _, s := range Scenarios {
+	for _, s := range append(slices.Clone(Scenarios), OtherScenarios...) {
 		if s.Name == name {
 			return s, true
 		}
@@ -56,9 +56,9 @@ func Lookup(name string) (Scenario, bool) {
 
 // Names returns the scenario names.
 func Names() []string {
-	out := make([]string, len(Scenarios))
-	for i, s := range Scenarios {
-		out[i] = s.Name
+	var out []string
+	for _, s := range append(slices.Clone(Scenarios), OtherScenarios...) {
+		out = append(out, s.Name)
 	}
 	return out
 }

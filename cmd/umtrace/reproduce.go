@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -70,7 +71,7 @@ func cmdReproduce(stdout, stderr io.Writer, args []string) error {
 	}
 	out := &dir
 	if *list {
-		for _, s := range reproducer.Scenarios {
+		for _, s := range append(slices.Clone(reproducer.Scenarios), reproducer.OtherScenarios...) {
 			fmt.Fprintf(stdout, "%-13s %-8s %s\n", s.Name, reproducer.ExpectedLabel(s.Storm), s.Description)
 		}
 		for _, s := range reproducer.MultiScenarios {
