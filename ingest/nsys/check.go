@@ -15,7 +15,8 @@ import (
 // range becomes -1 (unknown), a StringIds reference that does not resolve
 // becomes a placeholder name, and a row whose times are unusable (start
 // NULL or negative, end before start) is left out. Each (table, column)
-// gives one warning with a count and an example value.
+// gives one warning with a count and an example value (one per kind of
+// bad value: a column can have two).
 
 // Enum ranges (NSYS_SCHEMA §3) and the value that stands for "unknown".
 const (
@@ -35,13 +36,15 @@ const (
 	unresolvedIDFmt = "[unknown string id %d]"
 )
 
-// warnKey names the column a warning is about.
-type warnKey struct{ table, col string }
+// warnKey names the column a warning is about and what is wrong with it
+// (a column can have two kinds of bad values).
+type warnKey struct{ table, col, what string }
 
 // warnAcc counts the bad values of one column.
 type warnAcc struct {
 	n       int64
 	example int64
+	noEx    bool   // the values are not integers: no example
 	what    string // e.g. "values outside 0..13, read as 0 (unknown)"
 }
 
@@ -53,16 +56,21 @@ type checks struct {
 }
 
 // bad records one bad value of table.col.
-func (c *checks) bad(table, col string, v int64, what string) {
+func (c *checks) bad(table, col string, v int64, what string) { c.add(table, col, v, false, what) }
+
+// badText records one bad value of table.col that is not an integer.
+func (c *checks) badText(table, col string, what string) { c.add(table, col, 0, true, what) }
+
+func (c *checks) add(table, col string, v int64, noEx bool, what string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
 		c.m = map[warnKey]*warnAcc{}
 	}
-	k := warnKey{table, col}
+	k := warnKey{table, col, what}
 	a := c.m[k]
 	if a == nil {
-		a = &warnAcc{example: v, what: what}
+		a = &warnAcc{example: v, noEx: noEx, what: what}
 		c.m[k] = a
 	}
 	a.n++
@@ -101,7 +109,11 @@ func (r *Reader) Warnings() []string {
 		if a.n == 1 {
 			rows = "row"
 		}
-		out = append(out, fmt.Sprintf("%s.%s: %d %s with %s (e.g. %d)", k.table, k.col, a.n, rows, a.what, a.example))
+		line := fmt.Sprintf("%s.%s: %d %s with %s", k.table, k.col, a.n, rows, a.what)
+		if !a.noEx {
+			line += fmt.Sprintf(" (e.g. %d)", a.example)
+		}
+		out = append(out, line)
 	}
 	sort.Strings(out)
 	return out

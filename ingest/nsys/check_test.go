@@ -173,3 +173,89 @@ func rowsN(n int64) string {
 	}
 	return strconv.FormatInt(n, 10) + " rows"
 }
+
+// A value of the wrong storage class in an integer column (text or a blob,
+// as a byte flip in a record header or a hand-edited file leaves it) is
+// read as NULL with a counted warning, and a real converts as SQLite's
+// sqlite3_column_int64 does (toward zero, saturating), on every read path:
+// the page reader, the bulk C reader and the driver give the same figures
+// and the same warnings.
+func TestNonIntegerValuesOnEveryReadPath(t *testing.T) {
+	orig := filepath.Join(sharedDir(t, "traces"), "um_pingpong_default.sqlite")
+	p := copyTrace(t, orig)
+	db, err := openRW(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var memcpyRow, origBytes int64
+	if err := db.QueryRow(`SELECT rowid, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY ORDER BY rowid LIMIT 1 OFFSET 5`).Scan(&memcpyRow, &origBytes); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start='abc' WHERE rowid=(SELECT min(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL)`,
+		`UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET deviceId=x'01' WHERE rowid=(SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL)`,
+		// '12abc' was 12 through the page reader and NULL through the driver.
+		`UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId='12abc' WHERE rowid IN (SELECT rowid FROM CUPTI_ACTIVITY_KIND_RUNTIME LIMIT 3)`,
+		`UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET bytes=4096.75, correlationId=1e300 WHERE rowid=` + strconv.FormatInt(memcpyRow, 10),
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	want := []string{
+		"CUPTI_ACTIVITY_KIND_KERNEL.deviceId: 1 row with text or blob values in an integer column, read as NULL",
+		"CUPTI_ACTIVITY_KIND_KERNEL.start: 1 row with NULL start, left out (e.g. 0)",
+		"CUPTI_ACTIVITY_KIND_KERNEL.start: 1 row with text or blob values in an integer column, read as NULL",
+		"CUPTI_ACTIVITY_KIND_RUNTIME.correlationId: 3 rows with text or blob values in an integer column, read as NULL",
+	}
+	ro, err := Open(orig, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	origRows := scanAll(t, ro)
+	origMemcpy := digest(t, ro, ingest.Memcpy)
+	ro.Close()
+	var first map[string]map[string]int64
+	for i := range readPaths {
+		restore := useReadPath(i)
+		r, err := Open(p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := scanAll(t, r)
+		got := r.Warnings()
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: warnings\n%s\nwant\n%s", readPaths[i].name, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		for name, n := range origRows {
+			if name == ingest.Kernel.Name {
+				n-- // the text start
+			}
+			if rows[name] != n {
+				t.Errorf("%s: %s has %d rows, want %d", readPaths[i].name, name, rows[name], n)
+			}
+		}
+		ds := map[string]map[string]int64{}
+		for _, tab := range ingest.Tables {
+			ds[tab.Name] = digest(t, r, tab)
+		}
+		r.Close()
+		restore()
+		m := ds[ingest.Memcpy.Name]
+		if w := origMemcpy[ingest.ColBytes] - origBytes + 4096; m[ingest.ColBytes] != w {
+			t.Errorf("%s: memcpy bytes sum %d, want %d (4096.75 read as 4096)", readPaths[i].name, m[ingest.ColBytes], w)
+		}
+		if first == nil {
+			first = ds
+			continue
+		}
+		for tab, d := range first {
+			for k, v := range d {
+				if ds[tab][k] != v {
+					t.Errorf("%s %s: %s %d, %s %d", tab, k, readPaths[i].name, ds[tab][k], readPaths[0].name, v)
+				}
+			}
+		}
+	}
+}

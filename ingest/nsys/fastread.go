@@ -49,11 +49,17 @@ static int umRead(sqlite3_stmt* st, int ncols, int max, int64_t* vals, uint8_t* 
 		int64_t* v = vals + (size_t)n * ncols;
 		uint8_t* z = nulls + (size_t)n * ncols;
 		for (int c = 0; c < ncols; c++) {
-			// column_int64 converts REAL and TEXT and gives 0 for NULL, so
-			// the type is only needed to tell a NULL from a 0.
-			int64_t x = sqlite3_column_int64(st, c);
-			v[c] = x;
-			z[c] = x == 0 && sqlite3_column_type(st, c) == 5; // SQLITE_NULL
+			// As the page reader's IntOnly columns: integers, and reals
+			// converted by column_int64; NULL is 1, TEXT and BLOB are 2
+			// (sqlitefile.NotInt), both read as NULL.
+			int t = sqlite3_column_type(st, c);
+			if (t == 1 || t == 2) { // SQLITE_INTEGER, SQLITE_FLOAT
+				v[c] = sqlite3_column_int64(st, c);
+				z[c] = 0;
+			} else {
+				v[c] = 0;
+				z[c] = t == 5 ? 1 : 2; // SQLITE_NULL; SQLITE_TEXT, SQLITE_BLOB
+			}
 		}
 		n++;
 	}
@@ -75,6 +81,7 @@ import (
 	"unsafe"
 
 	"github.com/umtrace/umtrace/ingest"
+	"github.com/umtrace/umtrace/ingest/nsys/internal/sqlitefile"
 )
 
 // fastRows is the number of rows one C call reads.
@@ -110,7 +117,10 @@ func (r *Reader) scanRangeFast(b *ingest.Builder, q query, s *strs, stmt string,
 			row := vals[i*n : i*n+n]
 			z := nulls[i*n : i*n+n]
 			for c := range iv {
-				iv[c] = sql.NullInt64{Int64: row[c], Valid: z[c] == 0}
+				iv[c] = sql.NullInt64{Int64: row[c], Valid: z[c] == sqlitefile.IsValue}
+				if z[c] == sqlitefile.NotInt {
+					q.notInt(c)
+				}
 			}
 			rows++
 			if err := r.addRow(b, q, iv, nil, s, emit); err != nil {

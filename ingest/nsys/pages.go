@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/umtrace/umtrace/ingest"
@@ -121,13 +120,9 @@ func (r *Reader) loadPageLayout(src string) (*pageTable, error) {
 		if hidden != 0 {
 			return nil, nil // generated columns are not stored in records
 		}
-		col := sqlitefile.Column{Index: int(cid), DefaultNull: true}
-		if dflt.Valid && !strings.EqualFold(dflt.String, "NULL") {
-			v, err := strconv.ParseInt(strings.Trim(dflt.String, "()'\" "), 10, 64)
-			if err != nil {
-				return nil, nil
-			}
-			col.Default, col.DefaultNull = v, false
+		col := sqlitefile.Column{Index: int(cid)}
+		if !sqlitefile.ColumnDefault(&col, typ, dflt) {
+			return nil, nil // a default only SQLite gives right
 		}
 		if pk > 0 {
 			pks++
@@ -198,7 +193,10 @@ func (r *Reader) scanPages(b *ingest.Builder, q query, s *strs, cols []sqlitefil
 			row := vals[i*n : i*n+n]
 			z := nulls[i*n : i*n+n]
 			for c := range iv {
-				iv[c] = sql.NullInt64{Int64: row[c], Valid: z[c] == 0}
+				iv[c] = sql.NullInt64{Int64: row[c], Valid: z[c] == sqlitefile.IsValue}
+				if z[c] == sqlitefile.NotInt {
+					q.notInt(c)
+				}
 			}
 			for c := range sv {
 				sv[c] = sql.NullString{String: texts[i*n+ni+c], Valid: z[ni+c] == 0}

@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -39,7 +38,7 @@ func (r *Reader) ScanColumns(t *ingest.Table, cols []string, fn func(arrow.Recor
 		return err
 	}
 	ck := &checks{}
-	err = r.scan(t, src, func() query { q := r.query(t, src, cols, ck); q.cols = cols; return q }, strs, fn)
+	err = r.scan(t, src, func() query { q := r.query(t, src, cols, ck); q.cols, q.ck, q.src = cols, ck, src; return q }, strs, fn)
 	r.checks.merge(ck)
 	return err
 }
@@ -51,6 +50,14 @@ type query struct {
 	ints []string
 	strs []string
 	fill func(b *ingest.Builder, iv []sql.NullInt64, sv []sql.NullString, s *strs) bool // false: row left out
+	ck   *checks                                                                        // the scan's range checks
+	src  string                                                                         // the source table
+}
+
+// notInt records a text or blob value in integer expression c, which
+// every read path reads as NULL (sqlitefile.NotInt).
+func (q *query) notInt(c int) {
+	q.ck.badText(q.src, strings.Trim(q.ints[c], `"`), "text or blob values in an integer column, read as NULL")
 }
 
 // col returns the quoted column if the table has it, else NULL.
@@ -488,6 +495,9 @@ func (r *Reader) scan(t *ingest.Table, src string, newQuery func() query, s *str
 		ic, ok1 := pt.columns(q.ints)
 		sc, ok2 := pt.columns(q.strs)
 		if ok1 && ok2 {
+			for i := range ic {
+				ic[i].IntOnly = true
+			}
 			for i := range sc {
 				sc[i].Text = true
 			}
@@ -751,7 +761,11 @@ func (r *Reader) scanRangeDriver(b *ingest.Builder, q query, s *strs, stmt strin
 			}
 			rows++
 			for i := range iv {
-				iv[i] = toInt(dest[i])
+				v, null := sqlitefile.DriverInt(dest[i])
+				iv[i] = sql.NullInt64{Int64: v, Valid: null == sqlitefile.IsValue}
+				if null == sqlitefile.NotInt {
+					q.notInt(i)
+				}
 			}
 			for i := range sv {
 				sv[i] = toStr(dest[len(iv)+i])
@@ -764,39 +778,7 @@ func (r *Reader) scanRangeDriver(b *ingest.Builder, q query, s *strs, stmt strin
 	return rows, err
 }
 
-func toInt(v driver.Value) sql.NullInt64 {
-	switch x := v.(type) {
-	case int64:
-		return sql.NullInt64{Int64: x, Valid: true}
-	case float64:
-		return sql.NullInt64{Int64: int64(x), Valid: true}
-	case bool:
-		if x {
-			return sql.NullInt64{Int64: 1, Valid: true}
-		}
-		return sql.NullInt64{Valid: true}
-	case []byte:
-		n, err := strconv.ParseInt(string(x), 10, 64)
-		return sql.NullInt64{Int64: n, Valid: err == nil}
-	case string:
-		n, err := strconv.ParseInt(x, 10, 64)
-		return sql.NullInt64{Int64: n, Valid: err == nil}
-	}
-	return sql.NullInt64{}
-}
-
 func toStr(v driver.Value) sql.NullString {
-	switch x := v.(type) {
-	case nil:
-		return sql.NullString{}
-	case string:
-		return sql.NullString{String: x, Valid: true}
-	case []byte:
-		return sql.NullString{String: string(x), Valid: true}
-	case int64:
-		return sql.NullString{String: strconv.FormatInt(x, 10), Valid: true}
-	case float64:
-		return sql.NullString{String: strconv.FormatFloat(x, 'g', -1, 64), Valid: true}
-	}
-	return sql.NullString{String: fmt.Sprint(v), Valid: true}
+	s, ok := sqlitefile.DriverText(v)
+	return sql.NullString{String: s, Valid: ok}
 }

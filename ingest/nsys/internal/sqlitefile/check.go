@@ -14,10 +14,15 @@ import (
 // callers fall back to SQLite, which either reads the rows its own way or
 // reports the damage.
 
-// bound is the key range a b-tree page may hold: lo < rowid <= hi.
-type bound struct{ lo, hi int64 }
+// bound is the key range a b-tree page may hold: lo < rowid <= hi; child
+// is set for a page below the root, which SQLite requires to hold a cell
+// (moveToChild).
+type bound struct {
+	lo, hi int64
+	child  bool
+}
 
-var full = bound{math.MinInt64, math.MaxInt64}
+var full = bound{lo: math.MinInt64, hi: math.MaxInt64}
 
 // extent is a byte range [start, end) of a page.
 type extent struct{ start, end int }

@@ -15,6 +15,7 @@
 package sqlitefile
 
 import (
+	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -23,6 +24,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -215,6 +217,11 @@ func (f *File) children(p uint32, buf []byte, b bound, dst []uint32, dstB []boun
 	if err != nil {
 		return dst, dstB, err
 	}
+	if n == 0 && (b.child || p != 1) {
+		// SQLite's moveToRoot and moveToChild: only page 1 may be an
+		// interior page with no cells, and only as the root.
+		return dst, dstB, fmt.Errorf("%w: interior page %d has no cells", ErrCorrupt, p)
+	}
 	lo := b.lo
 	for i := 0; i < n; i++ {
 		c := int(binary.BigEndian.Uint16(pg[ptrs+2*i:]))
@@ -224,11 +231,11 @@ func (f *File) children(p uint32, buf []byte, b bound, dst []uint32, dstB []boun
 			return dst, dstB, fmt.Errorf("%w: page %d: key %d of cell %d out of order (after %d, at most %d)", ErrCorrupt, p, k, i, lo, b.hi)
 		}
 		dst = append(dst, binary.BigEndian.Uint32(pg[c:]))
-		dstB = append(dstB, bound{lo, k})
+		dstB = append(dstB, bound{lo, k, true})
 		lo = k
 	}
 	dst = append(dst, binary.BigEndian.Uint32(pg[off+8:]))
-	dstB = append(dstB, bound{lo, b.hi})
+	dstB = append(dstB, bound{lo, b.hi, true})
 	return dst, dstB, nil
 }
 
@@ -245,6 +252,100 @@ type Column struct {
 	// driver for Go gives it: TEXT and BLOB bytes as they are, integers
 	// in decimal, reals as strconv's shortest 'g' form. Its vals entry is 0.
 	Text bool
+	// IntOnly reads only integers and reals (converted as
+	// sqlite3_column_int64 does): a TEXT or BLOB value gives NULL with
+	// nulls NotInt, for the caller to warn about. Without it text converts
+	// as sqlite3_column_int64 does (its leading integer, else 0).
+	IntOnly bool
+}
+
+// Values of a Read's nulls entries.
+const (
+	IsValue = 0 // an integer (vals holds it)
+	IsNull  = 1 // NULL, or a column a short record lacks with DefaultNull
+	NotInt  = 2 // a TEXT or BLOB value in an IntOnly column: read as NULL
+)
+
+// DriverInt converts a value from SQLite's driver for Go (go-sqlite3) to
+// what a Cursor's IntOnly column gives for the same stored value: integers
+// as they are, reals as sqlite3_column_int64 converts them (toward zero,
+// saturating), NULL as IsNull, and text, blobs and anything else (a
+// time.Time from a column declared as a date) as NotInt. ingest/nsys reads
+// its driver path through it, so that both readers give the same figures.
+func DriverInt(v any) (int64, uint8) {
+	switch x := v.(type) {
+	case nil:
+		return 0, IsNull
+	case int64:
+		return x, IsValue
+	case float64:
+		if x != x {
+			return 0, IsNull // SQLite reads a stored NaN as NULL
+		}
+		return floatToInt(x), IsValue
+	case bool: // a column declared BOOLEAN
+		if x {
+			return 1, IsValue
+		}
+		return 0, IsValue
+	}
+	return 0, NotInt
+}
+
+// ColumnDefault sets col's default from a column's declared type and
+// dflt_value (from pragma_table_xinfo), and reports whether the page
+// reader gives what SQLite gives for a record too short to hold the
+// column: only NULL and a bare integer literal (optionally signed or in
+// parentheses) in a column whose affinity keeps it an integer. A quoted,
+// real or other default, or an integer in a TEXT-affinity column (which
+// SQLite gives as text), is SQLite's to read: false.
+func ColumnDefault(col *Column, typ string, dflt sql.NullString) bool {
+	if !dflt.Valid || strings.EqualFold(strings.TrimSpace(dflt.String), "NULL") {
+		col.Default, col.DefaultNull = 0, true
+		return true
+	}
+	if textAffinity(typ) {
+		return false
+	}
+	lit := strings.TrimSpace(dflt.String)
+	for len(lit) >= 2 && lit[0] == '(' && lit[len(lit)-1] == ')' {
+		lit = strings.TrimSpace(lit[1 : len(lit)-1])
+	}
+	digits := strings.TrimLeft(lit, "+-")
+	if len(lit)-len(digits) > 1 || digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return false
+	}
+	v, err := strconv.ParseInt(strings.TrimPrefix(lit, "+"), 10, 64)
+	if err != nil {
+		return false
+	}
+	col.Default, col.DefaultNull = v, false
+	return true
+}
+
+// textAffinity reports whether a declared type has TEXT affinity
+// (https://www.sqlite.org/datatype3.html, 3.1).
+func textAffinity(typ string) bool {
+	t := strings.ToUpper(typ)
+	return !strings.Contains(t, "INT") && (strings.Contains(t, "CHAR") || strings.Contains(t, "CLOB") || strings.Contains(t, "TEXT"))
+}
+
+// DriverText converts a value from SQLite's driver for Go to what a
+// Cursor's Text column gives for the same stored value (false: NULL).
+func DriverText(v any) (string, bool) {
+	switch x := v.(type) {
+	case nil:
+		return "", false
+	case string:
+		return x, true
+	case []byte:
+		return string(x), true
+	case int64:
+		return strconv.FormatInt(x, 10), true
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64), true
+	}
+	return fmt.Sprint(v), true
 }
 
 // Special Column indexes.
@@ -316,9 +417,10 @@ func (f *File) NewCursor(leaves []uint32, cols []Column) *Cursor {
 
 // Read decodes up to len(vals)/len(cols) rows into vals and nulls, row
 // after row, each row len(cols) entries: nulls[i] is 1 where the value is
-// NULL (vals[i] is then 0). Values convert to integers as SQLite's
-// sqlite3_column_int64 does. Read returns the rows decoded and io.EOF
-// after the last one.
+// NULL (vals[i] is then 0), NotInt where an IntOnly column holds text or a
+// blob (also read as NULL). Values convert to integers as SQLite's
+// sqlite3_column_int64 does (a stored NaN, which SQLite reads as NULL, is
+// NULL). Read returns the rows decoded and io.EOF after the last one.
 func (c *Cursor) Read(vals []int64, nulls []uint8) (int, error) {
 	return c.ReadText(vals, nulls, nil)
 }
@@ -416,6 +518,9 @@ func (c *Cursor) load(p uint32) error {
 	f.boundMu.Unlock()
 	if !ok {
 		b = full // a leaf list that did not come from Leaves
+	}
+	if n == 0 && b.child {
+		return fmt.Errorf("%w: leaf page %d below the root has no cells", ErrCorrupt, p)
 	}
 	c.page, c.pageNo, c.cell, c.nCells, c.ptrs, c.bound, c.started = pg[:f.usable], p, 0, n, ptrs, b, false
 	return nil
@@ -525,6 +630,10 @@ func (c *Cursor) decode(vals []int64, nulls []uint8, texts []string) error {
 			}
 			continue
 		}
+		if t >= 12 && col.IntOnly {
+			nulls[j] = NotInt
+			continue
+		}
 		o := offs[col.Index]
 		v, null := value(t, body[o:o+contentSize(t)])
 		vals[j] = v
@@ -559,7 +668,12 @@ func (c *Cursor) text(j int, col Column, types []uint64, offs []int, body []byte
 	case t >= 12:
 		texts[j] = c.intern(body[offs[col.Index] : offs[col.Index]+contentSize(t)])
 	case t == 7:
-		texts[j] = strconv.FormatFloat(math.Float64frombits(binary.BigEndian.Uint64(body[offs[col.Index]:])), 'g', -1, 64)
+		r := math.Float64frombits(binary.BigEndian.Uint64(body[offs[col.Index]:]))
+		if r != r {
+			nulls[j] = 1 // SQLite reads a stored NaN as NULL
+			return
+		}
+		texts[j] = strconv.FormatFloat(r, 'g', -1, 64)
 	default:
 		v, _ := value(t, body[offs[col.Index]:offs[col.Index]+contentSize(t)])
 		texts[j] = strconv.FormatInt(v, 10)
@@ -663,7 +777,11 @@ func value(t uint64, b []byte) (int64, bool) {
 	case 6:
 		return int64(binary.BigEndian.Uint64(b)), false
 	case 7:
-		return floatToInt(math.Float64frombits(binary.BigEndian.Uint64(b))), false
+		r := math.Float64frombits(binary.BigEndian.Uint64(b))
+		if r != r {
+			return 0, true // SQLite reads a stored NaN as NULL
+		}
+		return floatToInt(r), false
 	case 8:
 		return 0, false
 	case 9:

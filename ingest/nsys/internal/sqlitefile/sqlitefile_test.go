@@ -1483,6 +1483,7 @@ func FuzzCursor(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		defer watchdog(data)()
 		if err := fuzzScan(path); err != nil {
 			t.Fatal(err)
 		}
