@@ -5,8 +5,11 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/umtrace/umtrace/ingest/testshared"
 )
 
 var updateSanitizer = flag.Bool("update-sanitizer", false, "rewrite cmd/umtrace/testdata/sanitizer golden files")
@@ -162,6 +165,30 @@ func TestSanitizerErrors(t *testing.T) {
 		}
 		if stdout.Len() != 0 {
 			t.Errorf("%v: stdout %q", tc.args, stdout.String())
+		}
+	}
+}
+
+// Endless input (/dev/zero: no line break, ever) ends with exit 3 and one
+// line naming the file and the limit, once sanitizer.MaxLineBytes are read.
+func TestSanitizerEndlessInput(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("/dev/zero is Linux's")
+	}
+	want := "/dev/zero: line 1 longer than 64 MiB without a line break"
+	for _, args := range [][]string{
+		{"sanitizer", "/dev/zero"},
+		{"analyze", testshared.Testdata("traces", "um_pingpong_default.sqlite"), "--sanitizer", "/dev/zero"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(&stdout, &stderr, args); code != exitBadInput {
+			t.Errorf("%v: exit %d, want %d (%s)", args, code, exitBadInput, stderr.String())
+		}
+		if strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), want) {
+			t.Errorf("%v: stderr %q, want one line with %q", args, stderr.String(), want)
+		}
+		if stdout.Len() != 0 {
+			t.Errorf("%v: stdout %q", args, stdout.String())
 		}
 	}
 }

@@ -54,6 +54,88 @@ const (
 	maxMessage  = 4096    // bytes kept of a headline
 )
 
+// Input limits. A log, even endless input such as /dev/zero, is read as a
+// stream in bounded memory; past one of these the parse stops with an
+// error wrapping ErrTooLarge (umtrace exits 3) instead of reading on.
+const (
+	// MaxLineBytes bounds a text line: a line longer than maxLineLen is
+	// cut (a warning) and the rest of it skipped, up to this many bytes
+	// without a line break. It also bounds an XML token or top-level
+	// element (a record) of compute-sanitizer XML.
+	MaxLineBytes = 64 << 20
+	// MaxInputBytes bounds a whole log, text or XML.
+	MaxInputBytes = 8 << 30
+)
+
+// The limits in force (tests lower them).
+var (
+	maxLine  int64 = MaxLineBytes
+	maxInput int64 = MaxInputBytes
+)
+
+// ErrTooLarge is wrapped by the error of a log past an input limit.
+var ErrTooLarge = errors.New("sanitizer log over an input limit")
+
+// LimitError is a log going past an input limit: What says which, with
+// the limit ("more than 8 GiB of input").
+type LimitError struct{ What string }
+
+func (e *LimitError) Error() string        { return e.What }
+func (e *LimitError) Is(target error) bool { return target == ErrTooLarge }
+
+// size formats a limit in bytes as "64 MiB", "8 GiB" or "1000 bytes".
+func size(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// capReader counts the bytes read from r and fails the read past maxInput
+// in all or, when span > 0, past span bytes after mark (XML: the offset
+// of the last token the parser finished).
+type capReader struct {
+	r          io.Reader
+	n, max     int64
+	mark, span int64
+	spanWhat   string
+}
+
+func newCapReader(r io.Reader) *capReader { return &capReader{r: r, max: maxInput} }
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if c.span > 0 && c.n-c.mark >= c.span {
+		return 0, &LimitError{fmt.Sprintf("%s longer than %s", c.spanWhat, size(c.span))}
+	}
+	if c.n >= c.max {
+		// Exactly max bytes is fine; one more is not.
+		var b [1]byte
+		if k, err := c.r.Read(b[:]); k == 0 && err != nil {
+			return 0, err
+		}
+		return 0, &LimitError{fmt.Sprintf("more than %s of input", size(c.max))}
+	}
+	if rest := c.max - c.n; int64(len(p)) > rest {
+		p = p[:rest]
+	}
+	if c.span > 0 {
+		if rest := c.span - (c.n - c.mark); int64(len(p)) > rest {
+			p = p[:rest]
+		}
+	}
+	k, err := c.r.Read(p)
+	c.n += int64(k)
+	return k, err
+}
+
 // ErrNotSanitizerLog is returned (wrapped) for input that has no
 // compute-sanitizer or cuda-memcheck line and is not sanitizer XML.
 var ErrNotSanitizerLog = errors.New("not a compute-sanitizer or cuda-memcheck log")

@@ -3,6 +3,7 @@ package sanitizer
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -15,13 +16,14 @@ import (
 // program's own output and are skipped. LF, CRLF and CR-only line endings
 // are accepted. Problems that do not stop the parse (unknown lines, a log
 // cut short) become l.Warnings; only a read error or input without a single
-// sanitizer line is an error.
+// sanitizer line is an error, and so is input past MaxLineBytes without a
+// line break or past MaxInputBytes in all (wrapping ErrTooLarge).
 func ParseText(r io.Reader, name string) (*Log, error) {
 	p := &textParser{l: &Log{Path: name, Format: "text"}}
-	sc := bufio.NewScanner(r)
+	sc := bufio.NewScanner(newCapReader(r))
 	sc.Buffer(make([]byte, 0, 64<<10), maxLineLen+2)
 	cut := 0
-	sc.Split(splitLines(&cut))
+	sc.Split(splitLines(&cut, maxLine))
 	for sc.Scan() {
 		p.lineNo++
 		b := sc.Bytes()
@@ -35,6 +37,10 @@ func ParseText(r io.Reader, name string) (*Log, error) {
 		p.line(strings.ToValidUTF8(string(b), "\uFFFD"))
 	}
 	if err := sc.Err(); err != nil {
+		if err == errLineTooLong {
+			// The cut line is p.lineNo, read already.
+			return nil, &LimitError{fmt.Sprintf("line %d longer than %s without a line break", p.lineNo, size(maxLine))}
+		}
 		return nil, fmt.Errorf("line %d: %w", p.lineNo+1, err)
 	}
 	p.l.Lines = p.lineNo
@@ -45,19 +51,30 @@ func ParseText(r io.Reader, name string) (*Log, error) {
 	return p.l, nil
 }
 
+// errLineTooLong is splitLines' error for a line longer than its limit.
+var errLineTooLong = errors.New("line too long")
+
 // splitLines splits on LF, CRLF and lone CR. A line longer than maxLineLen
-// is returned cut, the rest of it skipped, and *cut set.
-func splitLines(cut *int) bufio.SplitFunc {
+// is returned cut, the rest of it skipped, and *cut set; one longer than
+// limit is errLineTooLong.
+func splitLines(cut *int, limit int64) bufio.SplitFunc {
 	skipping := false
+	var long int64 // bytes of the cut line so far
 	return func(data []byte, atEOF bool) (int, []byte, error) {
 		adv := 0
 		if skipping {
 			i := bytes.IndexAny(data, "\r\n")
 			if i < 0 {
+				if long += int64(len(data)); long > limit {
+					return 0, nil, errLineTooLong
+				}
 				if atEOF {
 					skipping = false
 				}
 				return len(data), nil, nil
+			}
+			if long += int64(i); long > limit {
+				return 0, nil, errLineTooLong
 			}
 			skipping = false
 			adv, data = i, data[i:]
@@ -78,7 +95,7 @@ func splitLines(cut *int) bufio.SplitFunc {
 		if i < 0 || i >= maxLineLen {
 			if len(data) >= maxLineLen {
 				*cut = 1
-				skipping = true
+				skipping, long = true, maxLineLen
 				return maxLineLen, data[:maxLineLen], nil
 			}
 			if atEOF {

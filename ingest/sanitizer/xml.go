@@ -2,6 +2,7 @@ package sanitizer
 
 import (
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -64,20 +65,28 @@ type xmlRecord struct {
 // the same findings as the text output of the same run, except that XML has
 // no summary lines and keeps every host frame. A log cut short or otherwise
 // malformed after its first record keeps the records read so far and adds a
-// warning; one that is malformed before any record is an error.
+// warning; one that is malformed before any record is an error. Input past
+// MaxInputBytes, or a token or top-level element (record) longer than
+// MaxLineBytes, is an error wrapping ErrTooLarge.
 func ParseXML(r io.Reader, name string) (*Log, error) {
 	l := &Log{Path: name, Format: "xml", Driver: "compute-sanitizer"}
-	d := xml.NewDecoder(r)
+	cr := newCapReader(r)
+	cr.span, cr.spanWhat = maxLine, "an XML token or element"
+	d := xml.NewDecoder(cr)
 	d.Strict = true
 	sawRoot := false
 	depth := 0
 loop:
 	for {
+		cr.mark = cr.n
 		tok, err := d.Token()
 		if err == io.EOF {
 			break
 		}
 		line, _ := d.InputPos()
+		if errors.Is(err, ErrTooLarge) {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
 		if err != nil {
 			if !sawRoot {
 				return nil, fmt.Errorf("line %d: %w", line, err)
@@ -100,6 +109,9 @@ loop:
 			}
 			if t.Name.Local != "record" {
 				if err := d.Skip(); err != nil {
+					if errors.Is(err, ErrTooLarge) {
+						return nil, fmt.Errorf("line %d: %w", line, err)
+					}
 					l.warn(line, "XML cut short or malformed: %v", err)
 					break loop
 				}
@@ -108,6 +120,9 @@ loop:
 			}
 			var rec xmlRecord
 			if err := d.DecodeElement(&rec, &t); err != nil {
+				if errors.Is(err, ErrTooLarge) {
+					return nil, fmt.Errorf("line %d: %w", line, err)
+				}
 				l.warn(line, "XML record cut short or malformed: %v", err)
 				break loop
 			}

@@ -1,0 +1,199 @@
+package sanitizer
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// endless is input that never ends: pattern repeated. It fails the test
+// (and stops) once more than max bytes were asked of it, so a parser that
+// does not stop at its limit fails instead of hanging.
+type endless struct {
+	t       *testing.T
+	pattern []byte
+	off     int
+	n, max  int64
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.n >= e.max {
+		e.t.Errorf("read %d bytes of endless input: the parser does not stop", e.n)
+		return 0, io.ErrUnexpectedEOF
+	}
+	for i := range p {
+		p[i] = e.pattern[e.off]
+		e.off = (e.off + 1) % len(e.pattern)
+	}
+	e.n += int64(len(p))
+	return len(p), nil
+}
+
+// withLimits lowers the input limits for one test.
+func withLimits(t *testing.T, line, input int64) {
+	oldL, oldI := maxLine, maxInput
+	maxLine, maxInput = line, input
+	t.Cleanup(func() { maxLine, maxInput = oldL, oldI })
+}
+
+// tooLarge checks that err is a limit error with the message want.
+func tooLarge(t *testing.T, what string, err error, want string) {
+	t.Helper()
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("%s: error %v, want ErrTooLarge", what, err)
+	}
+	if err.Error() != want {
+		t.Errorf("%s: error %q, want %q", what, err.Error(), want)
+	}
+}
+
+const (
+	sanHeader = "========= COMPUTE-SANITIZER\n"
+	sanRecord = "========= Invalid __global__ read of size 4 bytes\n=========     at k()+0x10 in /x/a.cu:7\n=========     by thread (1,0,0) in block (0,0,0)\n=========\n"
+	xmlHeader = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<ComputeSanitizerOutput>\n"
+)
+
+func TestEndlessText(t *testing.T) {
+	withLimits(t, 3<<20, 4<<20)
+	// No line break at all (/dev/zero), after a sanitizer line, or in a
+	// line of program output: stop at the line limit.
+	for _, tc := range []struct {
+		name, pattern string
+		want          string
+	}{
+		{"zeros", "\x00", "line 1 longer than 3 MiB without a line break"},
+		{"x", "x", "line 1 longer than 3 MiB without a line break"},
+	} {
+		e := &endless{t: t, pattern: []byte(tc.pattern), max: 8 << 20}
+		_, err := Parse(e, tc.name)
+		tooLarge(t, tc.name, err, tc.want)
+	}
+	e := &endless{t: t, pattern: []byte("x"), max: 8 << 20}
+	_, err := Parse(io.MultiReader(strings.NewReader(sanHeader+sanRecord+"program output\n"), e), "after")
+	tooLarge(t, "after a record", err, "line 7 longer than 3 MiB without a line break")
+	// Endless lines, records or blank lines: stop at the input limit.
+	for _, pattern := range []string{sanRecord, "program output\n", "\n", "\r"} {
+		e := &endless{t: t, pattern: []byte(pattern), max: 8 << 20}
+		_, err := Parse(io.MultiReader(strings.NewReader(sanHeader), e), "lines")
+		if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), ": more than 4 MiB of input") {
+			t.Errorf("endless %q: %v", pattern, err)
+		}
+		if e.n > 5<<20 {
+			t.Errorf("endless %q: read %d bytes past the 4 MiB limit", pattern, e.n)
+		}
+	}
+}
+
+// A log of exactly the input limit and a line of exactly the line limit
+// are read; one more byte is an error.
+func TestLimitsAreExact(t *testing.T) {
+	withLimits(t, 2<<20, 0)
+	long := strings.Repeat("x", 2<<20) // the cut line: maxLineLen kept, the rest skipped
+	in := sanHeader + sanRecord + long + "\n" + sanRecord + "========= ERROR SUMMARY: 2 errors\n"
+	maxInput = int64(len(in))
+	l, err := ParseText(strings.NewReader(in), "exact")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Findings) != 2 || len(l.Warnings) != 1 || !strings.Contains(l.Warnings[0].Msg, "cut") {
+		t.Errorf("%d findings, warnings %v; want 2 findings and the cut line", len(l.Findings), l.Warnings)
+	}
+	_, err = ParseText(strings.NewReader(in+"\n"), "over")
+	tooLarge(t, "input one byte over", err, "line 12: more than "+size(maxInput)+" of input")
+	maxInput = 1 << 30
+	_, err = ParseText(strings.NewReader(sanHeader+sanRecord+long+"xx\n"), "long")
+	tooLarge(t, "line one byte over", err, "line 6 longer than 2 MiB without a line break")
+}
+
+func TestEndlessXML(t *testing.T) {
+	withLimits(t, 1<<20, 3<<20)
+	rec := "<record><kind>Error</kind><what><text>x</text></what></record>\n"
+	for _, tc := range []struct {
+		name, head, pattern, want string
+	}{
+		{"spaces", xmlHeader, " ", "line 3: an XML token or element longer than 1 MiB"},
+		{"text", xmlHeader + "<record><what><text>", "y", "line 3: an XML token or element longer than 1 MiB"},
+		{"attribute", xmlHeader + "<record a=\"", "z", "line 3: an XML token or element longer than 1 MiB"},
+		{"nested", xmlHeader + "<other>", "<a>", "line 3: an XML token or element longer than 1 MiB"},
+		{"records", xmlHeader, rec, "more than 3 MiB of input"},
+	} {
+		e := &endless{t: t, pattern: []byte(tc.pattern), max: 4 << 20}
+		_, err := Parse(io.MultiReader(strings.NewReader(tc.head), e), tc.name)
+		if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want ErrTooLarge with %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// /dev/zero, read through ParseFile with the default limits, ends with an
+// error naming the file and the limit once MaxLineBytes are read.
+func TestDevZero(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("/dev/zero is Linux's")
+	}
+	_, err := ParseFile("/dev/zero")
+	want := "parsing /dev/zero: line 1 longer than 64 MiB without a line break"
+	if !errors.Is(err, ErrTooLarge) || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The limits leave real logs alone: every shared log parses with limits
+// just above its size and its longest line.
+func TestLimitsKeepRealLogs(t *testing.T) {
+	for _, p := range sharedLogs(t) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		longest := 0
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			longest = max(longest, len(line))
+		}
+		want, err := Parse(bytes.NewReader(b), p)
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		oldL, oldI := maxLine, maxInput
+		maxLine, maxInput = int64(max(longest+1, maxLineLen)), int64(len(b))
+		got, err := Parse(bytes.NewReader(b), p)
+		maxLine, maxInput = oldL, oldI
+		if err != nil {
+			t.Errorf("%s with limits at its size: %v", p, err)
+			continue
+		}
+		if len(got.Findings) != len(want.Findings) {
+			t.Errorf("%s: %d findings with tight limits, %d without", p, len(got.Findings), len(want.Findings))
+		}
+	}
+}
+
+// sharedLogs lists the shared sanitizer logs (text and XML).
+func sharedLogs(t *testing.T) []string {
+	var out []string
+	for _, sub := range [][]string{{"sanitizer"}, {"external", "sanitizer"}} {
+		dir := sharedDir(t, sub...)
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			if x := filepath.Ext(e.Name()); x == ".txt" || x == ".xml" || x == ".log" {
+				out = append(out, filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	if len(out) < 8 {
+		t.Fatalf("only %d shared logs", len(out))
+	}
+	return out
+}
