@@ -17,7 +17,8 @@ import (
 type endless struct {
 	t       *testing.T
 	pattern []byte
-	off     int
+	buf     []byte // pattern repeated, 64 KiB and a pattern more
+	off     int    // phase in pattern
 	n, max  int64
 }
 
@@ -26,12 +27,13 @@ func (e *endless) Read(p []byte) (int, error) {
 		e.t.Errorf("read %d bytes of endless input: the parser does not stop", e.n)
 		return 0, io.ErrUnexpectedEOF
 	}
-	for i := range p {
-		p[i] = e.pattern[e.off]
-		e.off = (e.off + 1) % len(e.pattern)
+	if e.buf == nil {
+		e.buf = bytes.Repeat(e.pattern, (64<<10)/len(e.pattern)+2)
 	}
-	e.n += int64(len(p))
-	return len(p), nil
+	k := copy(p, e.buf[e.off:e.off+min(len(p), 64<<10)])
+	e.off = (e.off + k) % len(e.pattern)
+	e.n += int64(k)
+	return k, nil
 }
 
 // withLimits lowers the input limits for one test.
@@ -59,15 +61,15 @@ const (
 )
 
 func TestEndlessText(t *testing.T) {
-	withLimits(t, 3<<20, 4<<20)
+	withLimits(t, 2<<20, 8<<20)
 	// No line break at all (/dev/zero), after a sanitizer line, or in a
 	// line of program output: stop at the line limit.
 	for _, tc := range []struct {
 		name, pattern string
 		want          string
 	}{
-		{"zeros", "\x00", "line 1 longer than 3 MiB without a line break"},
-		{"x", "x", "line 1 longer than 3 MiB without a line break"},
+		{"zeros", "\x00", "line 1 longer than 2 MiB without a line break"},
+		{"x", "x", "line 1 longer than 2 MiB without a line break"},
 	} {
 		e := &endless{t: t, pattern: []byte(tc.pattern), max: 8 << 20}
 		_, err := Parse(e, tc.name)
@@ -75,16 +77,19 @@ func TestEndlessText(t *testing.T) {
 	}
 	e := &endless{t: t, pattern: []byte("x"), max: 8 << 20}
 	_, err := Parse(io.MultiReader(strings.NewReader(sanHeader+sanRecord+"program output\n"), e), "after")
-	tooLarge(t, "after a record", err, "line 7 longer than 3 MiB without a line break")
+	tooLarge(t, "after a record", err, "line 7 longer than 2 MiB without a line break")
 	// Endless lines, records or blank lines: stop at the input limit.
+	maxInput = 1 << 20
+	_, err = Parse(&endless{t: t, pattern: []byte("y"), max: 4 << 20}, "y")
+	tooLarge(t, "input limit inside a cut line", err, "line 1: more than 1 MiB of input")
 	for _, pattern := range []string{sanRecord, "program output\n", "\n", "\r"} {
-		e := &endless{t: t, pattern: []byte(pattern), max: 8 << 20}
+		e := &endless{t: t, pattern: []byte(pattern), max: 4 << 20}
 		_, err := Parse(io.MultiReader(strings.NewReader(sanHeader), e), "lines")
-		if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), ": more than 4 MiB of input") {
+		if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), ": more than 1 MiB of input") {
 			t.Errorf("endless %q: %v", pattern, err)
 		}
-		if e.n > 5<<20 {
-			t.Errorf("endless %q: read %d bytes past the 4 MiB limit", pattern, e.n)
+		if e.n > 2<<20 {
+			t.Errorf("endless %q: read %d bytes past the 1 MiB limit", pattern, e.n)
 		}
 	}
 }
@@ -111,18 +116,18 @@ func TestLimitsAreExact(t *testing.T) {
 }
 
 func TestEndlessXML(t *testing.T) {
-	withLimits(t, 1<<20, 3<<20)
+	withLimits(t, 256<<10, 1<<20)
 	rec := "<record><kind>Error</kind><what><text>x</text></what></record>\n"
 	for _, tc := range []struct {
 		name, head, pattern, want string
 	}{
-		{"spaces", xmlHeader, " ", "line 3: an XML token or element longer than 1 MiB"},
-		{"text", xmlHeader + "<record><what><text>", "y", "line 3: an XML token or element longer than 1 MiB"},
-		{"attribute", xmlHeader + "<record a=\"", "z", "line 3: an XML token or element longer than 1 MiB"},
-		{"nested", xmlHeader + "<other>", "<a>", "line 3: an XML token or element longer than 1 MiB"},
-		{"records", xmlHeader, rec, "more than 3 MiB of input"},
+		{"spaces", xmlHeader, " ", "line 3: an XML token or element longer than 256 KiB"},
+		{"text", xmlHeader + "<record><what><text>", "y", "line 3: an XML token or element longer than 256 KiB"},
+		{"attribute", xmlHeader + "<record a=\"", "z", "line 3: an XML token or element longer than 256 KiB"},
+		{"nested", xmlHeader + "<other>", "<a>", "line 3: an XML token or element longer than 256 KiB"},
+		{"records", xmlHeader, rec, "more than 1 MiB of input"},
 	} {
-		e := &endless{t: t, pattern: []byte(tc.pattern), max: 4 << 20}
+		e := &endless{t: t, pattern: []byte(tc.pattern), max: 2 << 20}
 		_, err := Parse(io.MultiReader(strings.NewReader(tc.head), e), tc.name)
 		if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want ErrTooLarge with %q", tc.name, err, tc.want)

@@ -23,7 +23,8 @@ func ParseText(r io.Reader, name string) (*Log, error) {
 	sc := bufio.NewScanner(newCapReader(r))
 	sc.Buffer(make([]byte, 0, 64<<10), maxLineLen+2)
 	cut := 0
-	sc.Split(splitLines(&cut, maxLine))
+	var skipping bool // in the rest of cut line p.lineNo
+	sc.Split(splitLines(&cut, &skipping, maxLine))
 	for sc.Scan() {
 		p.lineNo++
 		b := sc.Bytes()
@@ -41,7 +42,11 @@ func ParseText(r io.Reader, name string) (*Log, error) {
 			// The cut line is p.lineNo, read already.
 			return nil, &LimitError{fmt.Sprintf("line %d longer than %s without a line break", p.lineNo, size(maxLine))}
 		}
-		return nil, fmt.Errorf("line %d: %w", p.lineNo+1, err)
+		line := p.lineNo + 1
+		if skipping {
+			line = p.lineNo
+		}
+		return nil, fmt.Errorf("line %d: %w", line, err)
 	}
 	p.l.Lines = p.lineNo
 	if !p.sawPrefix {
@@ -55,28 +60,24 @@ func ParseText(r io.Reader, name string) (*Log, error) {
 var errLineTooLong = errors.New("line too long")
 
 // splitLines splits on LF, CRLF and lone CR. A line longer than maxLineLen
-// is returned cut, the rest of it skipped, and *cut set; one longer than
-// limit is errLineTooLong.
-func splitLines(cut *int, limit int64) bufio.SplitFunc {
-	skipping := false
+// is returned cut, the rest of it skipped (*skipping is true meanwhile),
+// and *cut set; one longer than limit is errLineTooLong.
+func splitLines(cut *int, skipping *bool, limit int64) bufio.SplitFunc {
 	var long int64 // bytes of the cut line so far
 	return func(data []byte, atEOF bool) (int, []byte, error) {
 		adv := 0
-		if skipping {
+		if *skipping {
 			i := bytes.IndexAny(data, "\r\n")
 			if i < 0 {
 				if long += int64(len(data)); long > limit {
 					return 0, nil, errLineTooLong
-				}
-				if atEOF {
-					skipping = false
 				}
 				return len(data), nil, nil
 			}
 			if long += int64(i); long > limit {
 				return 0, nil, errLineTooLong
 			}
-			skipping = false
+			*skipping = false
 			adv, data = i, data[i:]
 			// data now starts with the line break of the cut line: swallow it.
 			if data[0] == '\r' && len(data) == 1 && !atEOF {
@@ -95,7 +96,7 @@ func splitLines(cut *int, limit int64) bufio.SplitFunc {
 		if i < 0 || i >= maxLineLen {
 			if len(data) >= maxLineLen {
 				*cut = 1
-				skipping, long = true, maxLineLen
+				*skipping, long = true, maxLineLen
 				return maxLineLen, data[:maxLineLen], nil
 			}
 			if atEOF {
