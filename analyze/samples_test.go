@@ -8,10 +8,10 @@ import (
 )
 
 func TestSyncSamplesMatchResult(t *testing.T) {
-	path := testshared.Path("traces", "torch_mlp_managed.sqlite")
+	path := testshared.Need(t, "traces", "torch_mlp_managed.sqlite")
 	r, err := nsys.Open(path, nsys.Options{})
 	if err != nil {
-		t.Skipf("shared trace unavailable: %v", err)
+		t.Fatal(err)
 	}
 	defer r.Close()
 	res, err := Analyze(r, DefaultOptions())

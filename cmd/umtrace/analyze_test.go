@@ -30,11 +30,7 @@ func tracePath(t *testing.T, name string) string {
 	if _, err := os.Stat(p); err == nil {
 		return p
 	}
-	p = testshared.Path("traces", name+".sqlite")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("%s not found (CI has ../shared): %v", p, err)
-	}
-	return p
+	return testshared.Need(t, "traces", name+".sqlite")
 }
 
 func golden(t *testing.T, path string, got []byte) {

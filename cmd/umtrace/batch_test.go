@@ -15,11 +15,8 @@ import (
 // it is absent.
 func archTraces(t *testing.T) string {
 	t.Helper()
-	dir := testshared.Path("traces")
-	if _, err := os.Stat(filepath.Join(dir, "um_pingpong_default.sqlite")); err != nil {
-		t.Skipf("shared traces not found at %s: %v", dir, err)
-	}
-	return dir
+	testshared.Need(t, "traces", "um_pingpong_default.sqlite")
+	return testshared.Path("traces")
 }
 
 // archRun runs umtrace with args and returns the exit code, stdout and stderr.

@@ -23,22 +23,8 @@ func sanShared(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := wd
-	for {
-		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(root)
-		if parent == root {
-			t.Skip("repository root (go.mod) not found")
-		}
-		root = parent
-	}
-	dir := filepath.Join(root, "..", "shared")
-	if _, err := os.Stat(filepath.Join(dir, "sanitizer", "memcheck.txt")); err != nil {
-		t.Skipf("shared sanitizer logs not available: %v", err)
-	}
-	rel, err := filepath.Rel(wd, dir)
+	testshared.Need(t, "sanitizer", "memcheck.txt")
+	rel, err := filepath.Rel(wd, testshared.SharedDir())
 	if err != nil {
 		t.Fatal(err)
 	}

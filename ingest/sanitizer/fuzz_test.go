@@ -7,15 +7,13 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/umtrace/umtrace/ingest/testshared"
 )
 
 // seeds adds every shared log with the given extensions to the corpus.
 func seeds(f *testing.F, exts ...string) {
 	for _, sub := range [][]string{{"sanitizer"}, {"external", "sanitizer"}} {
-		dir := filepath.Join(append([]string{"..", "..", "..", "shared"}, sub...)...)
-		if d, err := findShared(sub...); err == nil {
-			dir = d
-		}
+		dir := testshared.Path(sub...)
 		ents, err := os.ReadDir(dir)
 		if err != nil {
 			continue // shared data absent: testdata/fuzz still runs
@@ -29,25 +27,6 @@ func seeds(f *testing.F, exts ...string) {
 				}
 			}
 		}
-	}
-}
-
-func findShared(sub ...string) (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			p := filepath.Join(append([]string{dir, "..", "shared"}, sub...)...)
-			_, err := os.Stat(p)
-			return p, err
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", os.ErrNotExist
-		}
-		dir = parent
 	}
 }
 

@@ -3,10 +3,15 @@
 // (real nsys exports and sanitizer logs) beside the clone in ../shared.
 //
 // UMTRACE_SHARED names another shared directory. Tests that need shared
-// material skip when it is absent.
+// material skip when it is absent (Need, Skip). go test runs each package
+// in its own process and shows a passing package's output only with -v, so
+// the summary is `make test`'s: it sets UMTRACE_SKIPLOG to a file, each
+// skip appends a line to it, and make prints one line at the end,
+// "umtrace: shared material absent (...): N tests in M packages skipped".
 package testshared
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -63,7 +68,47 @@ func Need(t testing.TB, elem ...string) string {
 	t.Helper()
 	p := Path(elem...)
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared material absent (%s); set UMTRACE_SHARED or clone beside ../shared", p)
+		Skip(t, p)
 	}
 	return p
+}
+
+// Skip skips the test because the shared path p is absent, recording the
+// skip for make test's summary line.
+func Skip(t testing.TB, p string) {
+	t.Helper()
+	record(t.Name())
+	t.Skipf("shared material absent (%s); set UMTRACE_SHARED or clone beside ../shared", p)
+}
+
+// Where describes the shared directory for the summary line.
+func Where() string {
+	if d := os.Getenv("UMTRACE_SHARED"); d != "" {
+		return "UMTRACE_SHARED=" + d
+	}
+	return SharedDir()
+}
+
+var logMu sync.Mutex
+
+// record appends "package<TAB>test<TAB>Where()" to $UMTRACE_SKIPLOG.
+func record(test string) {
+	log := os.Getenv("UMTRACE_SKIPLOG")
+	if log == "" {
+		return
+	}
+	pkg := "."
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(root(), wd); err == nil {
+			pkg = rel
+		}
+	}
+	logMu.Lock()
+	defer logMu.Unlock()
+	f, err := os.OpenFile(log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s\t%s\t%s\n", pkg, test, Where())
 }

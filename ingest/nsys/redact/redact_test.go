@@ -26,7 +26,7 @@ func fixture(t *testing.T) string {
 	t.Helper()
 	src := sharedTrace
 	if _, err := os.Stat(src); err != nil {
-		t.Skipf("shared trace %s not available: %v", src, err)
+		testshared.Skip(t, src)
 	}
 	dst := filepath.Join(t.TempDir(), "in.sqlite")
 	copyFile(t, src, dst)
