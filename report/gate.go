@@ -104,8 +104,8 @@ const (
 func gateChart(o *gate.Outcome) Chart {
 	n := min(len(o.Checks), maxGateRows)
 	const rh = 20.0
-	left := 330.0
-	w := chartW - left - 190
+	left := 420.0
+	w := chartW - left - 200
 	s := newSVG("gate-checks", "Gate checks: value against limit", chartW, legendH+float64(n)*rh+axisH)
 	s.legend(left, 14, [][2]string{{"pass", colMig}, {"fail", colGPU}, {"unknown", colCPU}})
 	x := func(ratio float64) float64 {
@@ -128,7 +128,7 @@ func gateChart(o *gate.Outcome) Chart {
 		case c.Value > 0:
 			ratio = gateHi // any value above a zero limit
 		}
-		s.text(left-8, y+rh-6, "end", "#222", short(c.Trace+" · "+c.Name, 52), "")
+		s.text(left-8, y+rh-6, "end", "#222", short(c.Trace, 20)+" · "+short(c.Name, 44), "")
 		bw := x(ratio) - left
 		if c.Value <= 0 {
 			bw = 2
@@ -264,6 +264,7 @@ type (
 		Tests    int         `xml:"tests,attr"`
 		Failures int         `xml:"failures,attr"`
 		Errors   int         `xml:"errors,attr"`
+		Skipped  int         `xml:"skipped,attr,omitempty"`
 		Cases    []JUnitCase `xml:"testcase"`
 	}
 	JUnitCase struct {
@@ -313,6 +314,7 @@ func JUnit(o *gate.Outcome) JUnitSuites {
 			s.Failures++
 		case c.Status == gate.Unknown:
 			tc.Skipped = &JUnitSkipped{Message: Visible(c.Detail)}
+			s.Skipped++
 		}
 		s.Tests++
 		s.Cases = append(s.Cases, tc)

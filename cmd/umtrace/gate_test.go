@@ -271,7 +271,7 @@ func TestGateUnknownFaults(t *testing.T) {
 			t.Errorf("%s junit %+v", mode, doc)
 		}
 		archRun("gate", p, "--junit", j, "--allow-unknown")
-		if doc := gateJUnit(t, j); doc.Failures != 0 || doc.Tests != 3 {
+		if doc := gateJUnit(t, j); doc.Failures != 0 || doc.Tests != 3 || len(doc.Suites) != 1 || doc.Suites[0].Skipped != 2 {
 			t.Errorf("%s junit --allow-unknown %+v", mode, doc)
 		}
 	}
