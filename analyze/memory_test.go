@@ -149,3 +149,43 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestAllocationFailureRecorded: the reproducer's oom scenario recorded on
+// an H200 (docs/reproducer.md): a cuMemAlloc larger than the GPU, refused
+// with CUDA_ERROR_OUT_OF_MEMORY in the middle of a managed-memory storm.
+// The report gives what was live then, as SQL computes it from the
+// memory-usage records, and the GPU's memory from TARGET_INFO_GPU.
+func TestAllocationFailureRecorded(t *testing.T) {
+	path := testshared.Testdata("reproducer", "oom.sqlite")
+	r, res := analyzetest.Open(t, path)
+	db := r.DB()
+	var at, total, pid, dev int64
+	var api string
+	if err := db.QueryRow(`SELECT r.start, s.value, r.globalTid / 16777216 % 16777216 FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId
+		WHERE r.returnValue = 2 AND s.value LIKE 'cuMemAlloc%'`).Scan(&at, &api, &pid); err != nil {
+		t.Fatalf("the recorded failure: %v", err)
+	}
+	if err := db.QueryRow(`SELECT DISTINCT deviceId FROM CUDA_GPU_MEMORY_USAGE_EVENTS WHERE memKind NOT IN (0, 1)`).Scan(&dev); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(`SELECT totalMemory FROM TARGET_INFO_GPU WHERE id = ?`, dev).Scan(&total); err != nil {
+		t.Fatal(err)
+	}
+	live := liveAtSQL(t, db, at)[dev]
+	if res.Memory == nil || len(res.Memory.Failures) != 1 {
+		t.Fatalf("memory %+v: want the one recorded failure", res.Memory)
+	}
+	f := res.Memory.Failures[0]
+	if f.StartNs != at || f.Pid != pid || !strings.HasPrefix(api, f.API) || f.Device != dev {
+		t.Errorf("failure %+v; SQL: %s at %d, pid %d, GPU %d", f, api, at, pid, dev)
+	}
+	if f.LiveDeviceBytes != live[0] || f.LiveManagedBytes != live[1] || live[0] <= 0 || live[1] <= 0 {
+		t.Errorf("live at the failure: %d device + %d managed bytes; SQL gives %d + %d", f.LiveDeviceBytes, f.LiveManagedBytes, live[0], live[1])
+	}
+	if f.TotalBytes != total || f.ApparentFree != total-live[0] || f.ApparentFree < total*9/10 {
+		t.Errorf("total %d, apparently free %d; want %d and %d", f.TotalBytes, f.ApparentFree, total, total-live[0])
+	}
+	if res.Verdict != "storm" || f.Episode == 0 {
+		t.Errorf("verdict %s, failure in storm episode %d: the failure was planted mid-storm", res.Verdict, f.Episode)
+	}
+}
