@@ -13,7 +13,7 @@ import (
 func init() {
 	register(command{
 		name:    "redact",
-		summary: "copy a trace without environment dumps, home paths, user and host names",
+		summary: "copy a trace without environments, argv secrets, home paths, user and host names",
 		usage:   "IN OUT [flags] | IN -o OUT [flags]",
 		about: "IN is an nsys SQLite export; OUT a new file (never IN). Event data is untouched, " +
 			"so OUT analyzes exactly as IN does.",
@@ -54,8 +54,8 @@ func cmdRedact(stdout, stderr io.Writer, args []string) error {
 		return internal(fmt.Errorf("redact %s: %w", in, err))
 	}
 	if !*quiet {
-		fmt.Fprintf(stdout, "%s: %d environment rows removed, %d values masked (%s); event data untouched\n",
-			out, st.EnvRowsDeleted, st.ValuesMasked, strings.Join(st.Tables, ", "))
+		fmt.Fprintf(stdout, "%s: %d environment rows removed, %d variables dropped from environment blocks, %d values masked (%s); event data untouched\n",
+			out, st.EnvRowsDeleted, st.EnvEntriesDropped, st.ValuesMasked, strings.Join(st.Tables, ", "))
 	}
 	return nil
 }
