@@ -135,16 +135,22 @@ func openRO(t *testing.T, p string) *sql.DB {
 	return db
 }
 
-var pathField = regexp.MustCompile(`"(path|file|trace)":\s*"[^"]*"`)
+var (
+	pathField = regexp.MustCompile(`"(path|file|trace)":\s*"[^"]*"`)
+	// Home directories in names (a process named /root/x/app) are the one
+	// change redaction may make to a report: they read ~ in both.
+	homeInName = regexp.MustCompile(`(?:/root|/home/[^/"\\]+|/Users/[^/"\\]+|/global/(?:u\d+|homes)/[^/"]/[^/"\\]+)([/"])`)
+)
 
 // redactedAnalysis runs umtrace analyze -f json on p and returns the report
-// without its file name fields (or the error line without the path) and
-// the exit code.
+// without its file name fields and with home directories read as ~ (or
+// the error line without the path), and the exit code.
 func redactedAnalysis(t *testing.T, p string) ([]byte, int) {
 	t.Helper()
 	var o, e bytes.Buffer
 	code := run(&o, &e, []string{"analyze", "--format", "json", p})
 	b := pathField.ReplaceAll(o.Bytes(), []byte(`"$1":""`))
+	b = homeInName.ReplaceAll(b, []byte(`~$1`))
 	b = append(b, bytes.ReplaceAll(e.Bytes(), []byte(p), []byte("TRACE"))...)
 	return b, code
 }
