@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"hash/maphash"
 	"math"
 	"slices"
 	"strings"
@@ -16,33 +17,61 @@ import (
 // structures: only what the analysis needs, never a copy of a whole table.
 
 type interner struct {
-	ids   map[string]int32
+	// ids maps a name's 64-bit hash to its id; names whose hash another
+	// name took first are in clash. Hashing once and keying the map by
+	// the hash keeps millions of 200-byte kernel names from being hashed
+	// again and compared on every map growth.
+	ids   map[uint64]int32
+	clash map[string]int32
+	seed  maphash.Seed
 	names []string
+	// keys maps a column's dictionary keys to ids (column).
+	keys *dictCache[int32]
 	// arena holds the names' bytes, many to an allocation: millions of
 	// kernel names as separate objects make every GC cycle long.
 	arena strings.Builder
 }
 
-func newInterner() *interner { return &interner{ids: map[string]int32{}} }
+func newInterner() *interner {
+	return &interner{ids: map[uint64]int32{}, clash: map[string]int32{}, seed: maphash.MakeSeed()}
+}
 
 const arenaBytes = 1 << 20
 
-func (in *interner) id(s string) int32 {
-	if id, ok := in.ids[s]; ok {
-		return id
+func (in *interner) id(s string) int32 { return in.intern(s, false) }
+
+// intern returns s's id; stable says s outlives its batch (a shared
+// dictionary's value), so it need not be copied.
+func (in *interner) intern(s string, stable bool) int32 {
+	h := maphash.String(in.seed, s)
+	first, taken := in.ids[h]
+	if taken {
+		if in.names[first] == s {
+			return first
+		}
+		if id, ok := in.clash[s]; ok {
+			return id
+		}
 	}
-	// s may point into an Arrow buffer released with its batch: copy it.
-	// A Builder never moves bytes it has handed out in String() unless it
-	// grows, so a full arena is replaced, not grown.
-	if in.arena.Cap()-in.arena.Len() < len(s) {
-		in.arena = strings.Builder{}
-		in.arena.Grow(max(arenaBytes, len(s)))
+	if !stable {
+		// s may point into an Arrow buffer released with its batch:
+		// copy it. A Builder never moves bytes it has handed out in
+		// String() unless it grows, so a full arena is replaced, not
+		// grown.
+		if in.arena.Cap()-in.arena.Len() < len(s) {
+			in.arena = strings.Builder{}
+			in.arena.Grow(max(arenaBytes, len(s)))
+		}
+		at := in.arena.Len()
+		in.arena.WriteString(s)
+		s = in.arena.String()[at:]
 	}
-	at := in.arena.Len()
-	in.arena.WriteString(s)
-	s = in.arena.String()[at:]
 	id := int32(len(in.names))
-	in.ids[s] = id
+	if taken {
+		in.clash[s] = id
+	} else {
+		in.ids[h] = id
+	}
 	in.names = append(in.names, s)
 	return id
 }
@@ -56,12 +85,27 @@ func (in *interner) batchIDs(s ingest.Strings) []int32 {
 	return local
 }
 
-func strID(local []int32, s ingest.Strings, i int) int32 {
-	k := s.Key(i)
-	if k < 0 {
-		return -1
+// column prepares the interner for a batch's string column: key(s, i) is
+// then row i's id. Each distinct string is hashed once per batch, or once
+// per scan when the batches share a dictionary.
+func (in *interner) column(s ingest.Strings) {
+	if in.keys == nil {
+		in.keys = newDictCache(in.intern)
 	}
-	return local[k]
+	in.keys.batch(s)
+	if in.keys.shared && len(in.names) == 0 {
+		// A trace's string table: about half of it names this column
+		// (kernel names, their mangled forms the rest). Sized once.
+		in.ids = make(map[uint64]int32, s.DictLen()/2)
+	}
+}
+
+// key returns row i's id (-1 when null) after column(s).
+func (in *interner) key(s ingest.Strings, i int) int32 {
+	if id, ok := in.keys.get(s, i); ok {
+		return id
+	}
+	return -1
 }
 
 type pidCorr struct{ pid, corr int64 }
@@ -303,7 +347,7 @@ func collect(src ingest.Source) (*collector, error) {
 	md.finish()
 	// The lookup maps are done with: drop them before the analysis.
 	for _, in := range []*interner{c.apiNames, c.kernelNames, c.siteNames, c.nvtxNames} {
-		in.ids = nil
+		in.ids, in.clash, in.keys = nil, nil, nil
 	}
 	for _, s := range []span{kSpan, cSpan, sSpan} {
 		if s.lo <= s.hi {
@@ -382,11 +426,10 @@ func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[stream
 	pid, strm := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColStreamID)
 	corr := ingest.I64(r, t, ingest.ColCorrelationID)
 	var names ingest.Strings
-	var local []int32
 	isKernel := t == ingest.Kernel
 	if isKernel {
 		names = ingest.Str(r, t, ingest.ColName)
-		local = c.kernelNames.batchIDs(names)
+		c.kernelNames.column(names)
 	}
 	// Rows of a stream come in runs: look its list up once per run.
 	var k streamKey
@@ -400,7 +443,7 @@ func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[stream
 		}
 		name := int32(memsetCode)
 		if isKernel {
-			name = strID(local, names, i)
+			name = c.kernelNames.key(names, i)
 		}
 		s, e := st.Value(i), en.Value(i)
 		ws.push(c.newWork(k, s, e, name))

@@ -182,14 +182,12 @@ func newMultiData() (*multiData, map[*ingest.Table]tap) {
 	if multi {
 		md.haveScan = true
 		t := ingest.Kernel
+		nccl := newDictCache(func(v string, _ bool) bool { return IsNCCLKernel(v) })
 		errs = append(errs, scanTable(src, t, []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColName}, func(r arrow.RecordBatch) {
 			st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
 			pid, dv := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColDeviceID)
 			names := ingest.Str(r, t, ingest.ColName)
-			nccl := make([]bool, names.DictLen())
-			for k := range nccl {
-				nccl[k] = IsNCCLKernel(names.DictValue(k))
-			}
+			nccl.batch(names)
 			for i := 0; i < int(r.NumRows()); i++ {
 				d := dev(dv.Value(i))
 				p, dur := pid.Value(i), en.Value(i)-st.Value(i)
@@ -197,7 +195,7 @@ func newMultiData() (*multiData, map[*ingest.Table]tap) {
 				d.d.KernelNs += dur
 				d.pids[p] = true
 				md.pidDev[devKey{p, d.d.ID}] += dur
-				if k := names.Key(i); k >= 0 && nccl[k] {
+				if is, _ := nccl.get(names, i); is {
 					d.d.NCCLKernels++
 					d.d.NCCLNs += dur
 					x := md.pidNCCL[p]

@@ -215,21 +215,17 @@ func ProcessCount(src ingest.Source) (int, error) {
 func (ri *rankIn) readCollectives() error {
 	devTime := map[int64]int64{}
 	t := ingest.Kernel
+	// NCCL kernels by dictionary entry, each looked at once (a shared
+	// dictionary holds millions of names no batch uses).
+	nccl := newDictCache(func(v string, _ bool) bool { return IsNCCLKernel(v) })
 	err := scanTable(ri.src, t, []string{ingest.ColStart, ingest.ColEnd, ingest.ColDeviceID, ingest.ColName}, func(r arrow.RecordBatch) {
 		st, en, dv := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd), ingest.I64(r, t, ingest.ColDeviceID)
 		names := ingest.Str(r, t, ingest.ColName)
-		nccl := make([]bool, names.DictLen())
-		any := false
-		for k := range nccl {
-			nccl[k] = IsNCCLKernel(names.DictValue(k))
-			any = any || nccl[k]
-		}
+		nccl.batch(names)
 		for i := 0; i < int(r.NumRows()); i++ {
 			devTime[dv.Value(i)] += en.Value(i) - st.Value(i)
-			if any {
-				if k := names.Key(i); k >= 0 && nccl[k] {
-					ri.kern = append(ri.kern, collective{ncclShort(names.Value(i)), st.Value(i), en.Value(i)})
-				}
+			if is, _ := nccl.get(names, i); is {
+				ri.kern = append(ri.kern, collective{ncclShort(names.Value(i)), st.Value(i), en.Value(i)})
 			}
 		}
 	})

@@ -38,6 +38,9 @@ type column struct {
 	buf   []byte
 	valid []byte      // validity bitmap; nil while every value is valid
 	dict  *dictionary // string columns: i32 holds the indexes into it
+	// shared is the batch's dictionary while every value appended to the
+	// column in this batch came from it (DictIndex); nil otherwise.
+	shared *SharedDict
 }
 
 // dictionary is a string column's dictionary for the current batch.
@@ -200,7 +203,53 @@ func (b *Builder) String(i int, v string) {
 	if c.skip {
 		return
 	}
+	c.own()
 	b.Int32(i, c.dict.add(v))
+}
+
+// DictIndex appends entry k of d to string column i. While a batch's values
+// of the column all come from one SharedDict, the batch's dictionary is d
+// itself (no copy); a value from elsewhere in the same batch (String,
+// StringID, another dictionary) turns the column's batch to a dictionary
+// of its own. k must be in d's range.
+func (b *Builder) DictIndex(i int, d *SharedDict, k int32) {
+	c := &b.cols[i]
+	if c.skip {
+		return
+	}
+	switch {
+	case c.shared == d:
+	case c.shared == nil && len(c.dict.vals) == 0 && c.n == c.nulls:
+		c.shared = d // the first value of the batch (nulls index nothing)
+	default:
+		c.own()
+		b.Int32(i, c.dict.add(d.arr.Value(int(k))))
+		return
+	}
+	b.Int32(i, k)
+}
+
+// own turns a column whose batch so far indexes a SharedDict to a
+// dictionary of its own.
+func (c *column) own() {
+	sd := c.shared
+	if sd == nil {
+		return
+	}
+	c.shared = nil
+	remap := map[int32]int32{}
+	for j := 0; j < c.n; j++ {
+		if c.valid != nil && c.valid[j>>3]&(1<<(j&7)) == 0 {
+			continue
+		}
+		k := c.i32[j]
+		nk, ok := remap[k]
+		if !ok {
+			nk = c.dict.add(sd.arr.Value(int(k)))
+			remap[k] = nk
+		}
+		c.i32[j] = nk
+	}
 }
 
 // StringID appends the string with id to column i, calling name(id) only
@@ -212,6 +261,7 @@ func (b *Builder) StringID(i int, id int64, name func(int64) string) {
 	if c.skip {
 		return
 	}
+	c.own()
 	d := c.dict
 	if id < 0 || id >= maxCachedID {
 		b.Int32(i, d.add(name(id)))
@@ -279,7 +329,11 @@ func (b *Builder) NewBatch() arrow.RecordBatch {
 			}
 			data := memory.NewBufferWithAllocator(c.buf[:n*c.kind.width()], pool)
 			d := array.NewData(b.schema.Field(i).Type, n, []*memory.Buffer{valid, data}, nil, c.nulls, 0)
-			if c.dict != nil {
+			switch {
+			case c.shared != nil:
+				d.SetDictionary(c.shared.arr.Data())
+				c.shared = nil
+			case c.dict != nil:
 				dict := c.dict.array(b.mem)
 				d.SetDictionary(dict.Data())
 				dict.Release()

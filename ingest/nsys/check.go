@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/umtrace/umtrace/ingest"
 )
 
 // Range checks at ingest. Every enum and id column is checked once here, so
@@ -166,6 +168,12 @@ type strs struct {
 	loc    []strLoc
 	m      map[int64]string
 	dense  []uint64
+	// Read by the page reader (stringids.go): every value back to back
+	// in id order in data, id's at data[offs[id]:offs[id+1]], and the same
+	// as an Arrow dictionary; loc, chunks and m are then unused.
+	data []byte
+	offs []int32
+	dict *ingest.SharedDict
 }
 
 type strLoc struct {
@@ -243,6 +251,12 @@ func (c *checks) ref(s *strs, table, col string, id int64) {
 // get resolves a StringIds reference ("[unknown string id N]" when it does
 // not resolve; the caller checked it with ref).
 func (s *strs) get(id int64) string {
+	if s.offs != nil {
+		if s.has(id) {
+			return s.value(id)
+		}
+		return fmt.Sprintf(unresolvedIDFmt, id)
+	}
 	if id >= 0 && id < int64(len(s.loc)) && s.dense[id/64]&(1<<(id%64)) != 0 {
 		l := s.loc[id]
 		if l.n == 0 {

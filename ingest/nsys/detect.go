@@ -267,6 +267,9 @@ func (r *Reader) keyValues(table string) (map[string]string, error) {
 // strings loads StringIds once.
 func (r *Reader) stringIDs() (*strs, error) {
 	r.strOnce.Do(func() {
+		if r.strs, r.strErr = r.stringIDsPages(); r.strs != nil || r.strErr != nil {
+			return
+		}
 		rows, err := r.db.Query(`SELECT id, value FROM StringIds`)
 		if err != nil {
 			r.strErr = r.wrapDBErr("reading StringIds", err)

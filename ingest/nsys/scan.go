@@ -202,8 +202,8 @@ func (r *Reader) query(t *ingest.Table, src string, cols []string, ck *checks) q
 				if v[8].Valid {
 					ck.ref(s, src, "shortName", v[8].Int64)
 				}
-				b.StringID(cN, v[7].Int64, strOf)
-				b.StringID(cSN, v[8].Int64, strOf)
+				s.column(b, cN, v[7].Int64, strOf)
+				s.column(b, cSN, v[8].Int64, strOf)
 				for k, c := range g {
 					b.Int32(c, int32(v[9+k].Int64))
 				}
@@ -431,6 +431,17 @@ func (r *Reader) query(t *ingest.Table, src string, cols []string, ck *checks) q
 		}
 	}
 	panic("nsys: no query for table " + t.Name)
+}
+
+// column appends the string with id to column i: an index into StringIds
+// itself where it was read by the page reader (no copy), else a value of
+// the batch's own dictionary (name resolves id).
+func (s *strs) column(b *ingest.Builder, i int, id int64, name func(int64) string) {
+	if s.dict != nil && s.has(id) {
+		b.DictIndex(i, s.dict, int32(id))
+		return
+	}
+	b.StringID(i, id, name)
 }
 
 // lookup resolves a nullable StringIds reference ("" for NULL).

@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 var (
@@ -375,6 +376,8 @@ type Cursor struct {
 	ovfl    []byte // scratch for records that spill to overflow pages
 	ovflBuf []byte
 	hasText bool
+	views   bool              // texts are views of the cursor's buffers (SetViews)
+	spilled bool              // the current record is in ovfl, not on its page
 	strs    map[string]string // intern's cache
 	types   []uint64          // serial types of the current record's columns
 	offs    []int             // their offsets in the record body
@@ -415,6 +418,13 @@ func (f *File) NewCursor(leaves []uint32, cols []Column) *Cursor {
 	return c
 }
 
+// SetViews makes ReadText give text values as views of the cursor's read
+// buffers instead of copies: they are valid only until the next ReadText
+// call, which then returns early (fewer rows than there is room for)
+// rather than overwrite the buffers the views point into. For tables of
+// distinct strings (StringIds) that the caller copies once anyway.
+func (c *Cursor) SetViews() { c.views = true }
+
 // Read decodes up to len(vals)/len(cols) rows into vals and nulls, row
 // after row, each row len(cols) entries: nulls[i] is 1 where the value is
 // NULL (vals[i] is then 0), NotInt where an IntOnly column holds text or a
@@ -448,6 +458,9 @@ func (c *Cursor) ReadText(vals []int64, nulls []uint8, texts []string) (int, err
 					return 0, io.EOF
 				}
 				return n, nil
+			}
+			if p := c.leaves[0]; c.views && n > 0 && (p < c.winLo || p >= c.winLo+c.winN) {
+				return n, nil // loading p would overwrite the rows' views
 			}
 			if err := c.load(c.leaves[0]); err != nil {
 				return n, err
@@ -553,6 +566,7 @@ func (c *Cursor) decode(vals []int64, nulls []uint8, texts []string) error {
 	// it does and the rest is on a chain of overflow pages.
 	u := uint64(c.f.usable)
 	var rec []byte
+	c.spilled = false
 	if x := u - 35; size <= x {
 		if size > uint64(len(cell)) {
 			return fmt.Errorf("%w: %d-byte payload overflows the page", ErrCorrupt, size)
@@ -563,6 +577,7 @@ func (c *Cursor) decode(vals []int64, nulls []uint8, texts []string) error {
 		if rec, err = c.spill(cell, size); err != nil {
 			return err
 		}
+		c.spilled = true
 	}
 	hdr, k := uvarint(rec)
 	if k == 0 || hdr > uint64(len(rec)) || hdr < uint64(k) {
@@ -666,7 +681,15 @@ func (c *Cursor) text(j int, col Column, types []uint64, offs []int, body []byte
 	case t == 0:
 		nulls[j] = 1
 	case t >= 12:
-		texts[j] = c.intern(body[offs[col.Index] : offs[col.Index]+contentSize(t)])
+		b := body[offs[col.Index] : offs[col.Index]+contentSize(t)]
+		switch {
+		case c.views && len(b) > 0 && !c.spilled:
+			texts[j] = unsafe.String(&b[0], len(b))
+		case c.views:
+			texts[j] = string(b) // the overflow scratch is reused per record
+		default:
+			texts[j] = c.intern(b)
+		}
 	case t == 7:
 		r := math.Float64frombits(binary.BigEndian.Uint64(body[offs[col.Index]:]))
 		if r != r {
