@@ -66,3 +66,38 @@ func TestMergeWork(t *testing.T) {
 		}
 	}
 }
+
+// TestSortedDurations: API durations sorted in place as uint32s and
+// widened to float64 equal the float64 sort of the same values, whichever
+// half of the buffer the radix sort ends in (values of 22, 11 and 33
+// significant bits skip different passes), with and without long values.
+func TestSortedDurations(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	gens := map[string]func() uint32{
+		"small":  func() uint32 { return rng.Uint32() >> 21 },
+		"medium": func() uint32 { return rng.Uint32() >> 10 },
+		"full":   func() uint32 { return rng.Uint32() },
+		"spread": func() uint32 { return rng.Uint32() >> rng.IntN(32) },
+	}
+	for name, gen := range gens {
+		for _, n := range []int{1, 4000, 5000, 70000} {
+			for _, long := range [][]int64{nil, {1 << 33, 5e9}} {
+				var c chunks[uint32]
+				var want []float64
+				for range n {
+					v := gen()
+					c.push(v)
+					want = append(want, float64(v))
+				}
+				for _, v := range long {
+					want = append(want, float64(v))
+				}
+				slices.Sort(want)
+				got := sortedDurations(&c, long, make([]float64, 3))
+				if !slices.Equal(got, want) {
+					t.Errorf("%s n=%d long=%v: differs from slices.Sort", name, n, long)
+				}
+			}
+		}
+	}
+}

@@ -528,13 +528,9 @@ func (a *analysis) apiStats() {
 	r := &a.res
 	r.APIs = []APIStats{}
 	r.SyncAPIs = []APIStats{}
-	var scratch []float64
-	emit := func(id int32, ds []float64) {
+	emit := func(id int32, ds []float64) { // ds sorted
 		name := c.apiNames.names[id]
-		if cap(scratch) < len(ds) {
-			scratch = make([]float64, len(ds))
-		}
-		s := APIStats{Name: name, Dist: summarizeFScratch(ds, scratch)}
+		s := APIStats{Name: name, Dist: summarizeSorted(ds)}
 		if cl, ok := HostBlocking[name]; ok {
 			s.Kind = cl.Kind
 			r.SyncAPIs = append(r.SyncAPIs, s)
@@ -548,16 +544,8 @@ func (a *analysis) apiStats() {
 		if durs.len() == 0 {
 			continue
 		}
-		// One buffer serves every API: summarizeF keeps nothing.
-		ds := slices.Grow(buf[:0], durs.len()+len(c.longAPI[id]))
-		for _, b := range durs.blocks {
-			for _, v := range b {
-				ds = append(ds, float64(v))
-			}
-		}
-		for _, v := range c.longAPI[id] {
-			ds = append(ds, float64(v))
-		}
+		// One buffer serves every API: summarizeSorted keeps nothing.
+		ds := sortedDurations(durs, c.longAPI[id], buf)
 		buf = ds
 		emit(id, ds)
 		seen[id] = true
@@ -565,11 +553,7 @@ func (a *analysis) apiStats() {
 	}
 	for id, ls := range c.longAPI {
 		if !seen[id] {
-			ds := make([]float64, len(ls))
-			for i, v := range ls {
-				ds[i] = float64(v)
-			}
-			emit(id, ds)
+			emit(id, sortedDurations(nil, ls, nil))
 		}
 	}
 	c.apiDurs = nil
