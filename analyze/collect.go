@@ -345,7 +345,9 @@ func collect(src ingest.Source) (*collector, error) {
 		}
 	}
 	md.finish()
-	// The lookup maps are done with: drop them before the analysis.
+	// The batch buffers kept for reuse and the lookup maps are done with:
+	// drop them before the analysis.
+	ingest.ReleaseBuffers()
 	for _, in := range []*interner{c.apiNames, c.kernelNames, c.siteNames, c.nvtxNames} {
 		in.ids, in.clash, in.keys = nil, nil, nil
 	}

@@ -399,6 +399,15 @@ type recycler struct {
 	max  int
 }
 
+// ReleaseBuffers drops the batch buffers kept for reuse (up to 64 MiB):
+// for a consumer that is done scanning and holds on to what it read.
+func ReleaseBuffers() {
+	pool.mu.Lock()
+	clear(pool.free)
+	pool.held = 0
+	pool.mu.Unlock()
+}
+
 func (r *recycler) Allocate(n int) []byte {
 	r.mu.Lock()
 	if l := r.free[n]; len(l) > 0 {
