@@ -50,8 +50,8 @@ type warnAcc struct {
 	what    string // e.g. "values outside 0..13, read as 0 (unknown)"
 }
 
-// checks accumulates the range-check warnings of one scan (shared by its
-// parallel parts) or, merged, of a Reader.
+// checks accumulates the range-check warnings of one part of a scan or,
+// added up (addPart) and merged, of a Reader.
 type checks struct {
 	mu sync.Mutex
 	m  map[warnKey]*warnAcc
@@ -76,6 +76,22 @@ func (c *checks) add(table, col string, v int64, noEx bool, what string) {
 		c.m[k] = a
 	}
 	a.n++
+}
+
+// addPart adds o's findings (a later part of the same scan): counts sum,
+// the first example stays.
+func (c *checks) addPart(o *checks) {
+	for k, a := range o.m {
+		if c.m == nil {
+			c.m = map[warnKey]*warnAcc{}
+		}
+		if b := c.m[k]; b != nil {
+			b.n += a.n
+		} else {
+			x := *a
+			c.m[k] = &x
+		}
+	}
 }
 
 // merge adds one finished scan's warnings: a table scanned twice (say by

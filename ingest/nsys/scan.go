@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -37,9 +38,25 @@ func (r *Reader) ScanColumns(t *ingest.Table, cols []string, fn func(arrow.Recor
 	if err != nil {
 		return err
 	}
-	ck := &checks{}
-	err = r.scan(t, src, func() query { q := r.query(t, src, cols, ck); q.cols, q.ck, q.src = cols, ck, src; return q }, strs, fn)
-	r.checks.merge(ck)
+	// Each part checks its rows on its own; the parts' findings are added
+	// up in part (storage) order, so the example a warning quotes is the
+	// first bad row's, not whichever part got to one first.
+	var mu sync.Mutex
+	var cks []*checks
+	err = r.scan(t, src, func() query {
+		ck := &checks{}
+		mu.Lock()
+		cks = append(cks, ck)
+		mu.Unlock()
+		q := r.query(t, src, cols, ck)
+		q.cols, q.ck, q.src = cols, ck, src
+		return q
+	}, strs, fn)
+	all := &checks{}
+	for _, ck := range cks {
+		all.addPart(ck)
+	}
+	r.checks.merge(all)
 	return err
 }
 
