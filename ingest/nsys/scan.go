@@ -511,7 +511,8 @@ func (r *Reader) scan(t *ingest.Table, src string, newQuery func() query, s *str
 		batch   int
 		batches int
 		read    func(b *ingest.Builder, q query, emit func() error) (int, error)
-		hold    bool // hold the batches until the part is read (page parts)
+		hold    bool  // hold the batches until the part is read (page parts)
+		bytes   int64 // about what its batches hold (read-ahead is bounded in bytes)
 	}
 	var ps []part
 	pt, err := r.pageLayout(src)
@@ -551,7 +552,8 @@ func (r *Reader) scan(t *ingest.Table, src string, newQuery func() query, s *str
 				read: func(b *ingest.Builder, q query, emit func() error) (int, error) {
 					return r.scanPages(b, q, s, cols, l, emit)
 				},
-				hold: true,
+				hold:  true,
+				bytes: int64(len(l)) * int64(r.pages.PageSize()),
 			})
 		}
 	} else {
@@ -564,6 +566,7 @@ func (r *Reader) scan(t *ingest.Table, src string, newQuery func() query, s *str
 				what:    fmt.Sprintf("rowid %d..%d", a, b-1),
 				batch:   int(min(b-a, int64(r.opts.BatchRows))),
 				batches: int((b-a)/int64(r.opts.BatchRows)) + 2,
+				bytes:   (b - a) * 8 * int64(len(sel)),
 				read: func(bd *ingest.Builder, q query, emit func() error) (int, error) {
 					if fastAvailable && len(q.strs) == 0 {
 						return r.scanRangeFast(bd, q, s, stmt, a, b, emit)
@@ -664,9 +667,12 @@ func (r *Reader) scan(t *ingest.Table, src string, newQuery func() query, s *str
 	}
 	// Part i sends its batches on chs[i], which holds all of them, so a
 	// part never waits for the consumer (a waiting part would hold a
-	// reader that an earlier part needs). At most ahead parts are
-	// unconsumed at a time, which bounds the batches held.
-	ahead := 2 * cap(readers)
+	// reader that an earlier part needs). Parts are read ahead of the
+	// consumer while the unconsumed ones hold at most readAheadBytes (and
+	// at least the one it waits for), which bounds the batches held
+	// whatever the rows' width; maxAhead bounds the goroutines.
+	maxAhead := 4 * cap(readers)
+	var unconsumed int64 // bytes of parts launched and not yet consumed
 	chs := make([]chan arrow.RecordBatch, len(ps))
 	errs := make([]error, len(ps))
 	done := make(chan struct{})
@@ -698,9 +704,14 @@ func (r *Reader) scan(t *ingest.Table, src string, newQuery func() query, s *str
 	}
 	var ferr error
 	for i := range ps {
-		for ; launched < len(ps) && launched < i+ahead && ferr == nil; launched++ {
+		for ; launched < len(ps) && ferr == nil; launched++ {
+			if launched > i && (launched >= i+maxAhead || unconsumed+ps[launched].bytes > readAheadBytes) {
+				break
+			}
+			unconsumed += ps[launched].bytes
 			launch(launched)
 		}
+		unconsumed -= ps[i].bytes
 		for rec := range chs[i] {
 			if ferr == nil {
 				if ferr = fn(rec); ferr != nil {
@@ -737,6 +748,11 @@ func (r *Reader) scan(t *ingest.Table, src string, newQuery func() query, s *str
 }
 
 var errStopped = errors.New("scan stopped")
+
+// readAheadBytes bounds what the parts read ahead of a scan's consumer
+// hold (estimated from their pages, or rows times columns): 16 MiB is four
+// parts of a wide table, enough to keep every reader busy.
+const readAheadBytes = 16 << 20
 
 // addRow fills one row from its values (every read path ends here) and
 // emits the batch when it is full.
