@@ -74,10 +74,10 @@ func (e *StepRangeError) Error() string {
 
 // rangeNames lists the distinct range names (digit runs as N) with their
 // counts, most frequent first, at most 12.
-func rangeNames(rs []nvtxRange) []string {
+func (c *collector) rangeNames(rs []nvtxRange) []string {
 	count := map[string]int{}
 	for _, r := range rs {
-		count[digits.ReplaceAllString(r.name, "N")]++
+		count[digits.ReplaceAllString(c.rangeName(r), "N")]++
 	}
 	keys := make([]string, 0, len(count))
 	for k := range count {
@@ -362,11 +362,11 @@ func (a *analysis) findSteps() {
 		var g int
 		switch {
 		case r.nameID < 0:
-			g = groupOf(r.name)
+			g = groupOf("")
 		case byID[r.nameID] != -2:
 			g = int(byID[r.nameID])
 		default:
-			g = groupOf(r.name)
+			g = groupOf(a.c.nvtxNames.names[r.nameID])
 			byID[r.nameID] = int32(g)
 		}
 		if g >= 0 {
@@ -405,7 +405,7 @@ func (a *analysis) findSteps() {
 	if len(cands) == 0 {
 		if a.opts.StepRange != "" {
 			st.Source = fmt.Sprintf("--step-range %q matched fewer than 2 NVTX ranges", a.opts.StepRange)
-			a.stepErr = &StepRangeError{Range: a.opts.StepRange, Matched: len(groups[a.opts.StepRange]), Names: rangeNames(rs)}
+			a.stepErr = &StepRangeError{Range: a.opts.StepRange, Matched: len(groups[a.opts.StepRange]), Names: a.c.rangeNames(rs)}
 		} else {
 			st.Source = "no NVTX range repeats without overlapping"
 		}

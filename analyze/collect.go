@@ -179,11 +179,21 @@ type cfault struct {
 	site int32
 }
 
+// nvtxRange is one NVTX range; its name is collector.nvtxNames'
+// (rangeName), so that millions of ranges hold no pointer for the garbage
+// collector to follow.
 type nvtxRange struct {
 	start, end int64
 	pid, tid   int64
-	name       string // interned in collector.nvtxNames
-	nameID     int32  // -1 for a null name
+	nameID     int32 // -1 for a null name
+}
+
+// rangeName is r's name ("" for a null one).
+func (c *collector) rangeName(r nvtxRange) string {
+	if r.nameID < 0 {
+		return ""
+	}
+	return c.nvtxNames.names[r.nameID]
 }
 
 type alloc struct {
@@ -614,11 +624,7 @@ func (c *collector) addNVTX(r arrow.RecordBatch) {
 			}
 			id = local[k]
 		}
-		name := ""
-		if id >= 0 {
-			name = c.nvtxNames.names[id]
-		}
-		c.ranges = push(c.ranges, nvtxRange{start: st.Value(i), end: en.Value(i), pid: pid.Value(i), tid: tid.Value(i), name: name, nameID: id})
+		c.ranges = push(c.ranges, nvtxRange{start: st.Value(i), end: en.Value(i), pid: pid.Value(i), tid: tid.Value(i), nameID: id})
 	}
 }
 

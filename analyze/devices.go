@@ -497,9 +497,20 @@ func (a *analysis) multiFigures() {
 	slices.SortFunc(a.res.Devices, func(x, y Device) int { return cmp.Compare(x.ID, y.ID) })
 	// Processes.
 	nvtxRank := map[int64]int{}
+	// Each distinct name is looked at once (millions of ranges share a
+	// few names; a regexp per range took minutes on 2.5M ranges).
+	rankOf := make([]int, len(c.nvtxNames.names)+1) // by nameID+1; -2: not looked at
+	for i := range rankOf {
+		rankOf[i] = -2
+	}
 	for _, r := range c.ranges {
 		if _, ok := nvtxRank[r.pid]; !ok {
-			if n := rankFromText(r.name); n >= 0 {
+			n := rankOf[r.nameID+1]
+			if n == -2 {
+				n = rankFromText(c.rangeName(r))
+				rankOf[r.nameID+1] = n
+			}
+			if n >= 0 {
 				nvtxRank[r.pid] = n
 			}
 		}

@@ -259,7 +259,7 @@ func (a *analysis) stepRows() {
 	durs := make([]int64, len(a.steps))
 	var totalDur, totalBlocked, totalFaults int64
 	for i, s := range a.steps {
-		row := Step{Index: i, Name: s.name, StartNs: s.start, DurationNs: s.end - s.start}
+		row := Step{Index: i, Name: c.rangeName(s), StartNs: s.start, DurationNs: s.end - s.start}
 		// Host-blocked time: union of host-blocking calls clipped to the step.
 		var cur span
 		have := false
