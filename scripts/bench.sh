@@ -67,13 +67,14 @@ floor_sql() {
 	done
 }
 
-# once CMD... prints "wall_s rss_kb" of one run; the command's stderr goes
-# to $ERR.
+# once CMD... prints "wall_s rss_kb cpu_s" of one run (cpu_s: user +
+# system, which a loaded machine distorts less than wall time); the
+# command's stderr goes to $ERR.
 once() {
 	local t
 	t=$(mktemp)
-	/usr/bin/time -o "$t" -f "%e %M" "$@" >/dev/null 2>"$ERR" || { echo "bench: $* failed:" >&2; cat "$ERR" >&2; rm -f "$t"; exit 1; }
-	tail -n 1 "$t"
+	/usr/bin/time -o "$t" -f "%e %M %U %S" "$@" >/dev/null 2>"$ERR" || { echo "bench: $* failed:" >&2; cat "$ERR" >&2; rm -f "$t"; exit 1; }
+	tail -n 1 "$t" | awk '{printf "%s %s %.2f\n", $1, $2, $3 + $4}'
 	rm -f "$t"
 }
 
@@ -94,8 +95,8 @@ echo "# umtrace bench: $(nproc) CPUs, $(awk '/MemTotal/{printf "%.0f GB", $2/1e6
 echo "# traces: $CACHE (umtrace synth OUT --rows N --seed 1 --episodes 8 --episode-steps N/30000+1 --decoys 2 --decoy-steps 20 --shape SHAPE)"
 echo "# best of $RUNS, umtrace and the floor alternating; phases (s) from umtrace's best run (UMTRACE_PHASES=1)"
 echo
-printf '| %-15s | %-10s | %-8s | %-22s | %-22s | %-10s | %s |\n' "shape" "rows" "file" "umtrace analyze s / RSS" "sqlite3 floor s / RSS" "wall ratio" "phases (s)"
-printf '|%s|%s|%s|%s|%s|%s|%s|\n' ----------------- ------------ ---------- ------------------------ ------------------------ ------------ -----------
+printf '| %-15s | %-10s | %-8s | %-22s | %-22s | %-10s | %-16s | %s |\n' "shape" "rows" "file" "umtrace analyze s / RSS" "sqlite3 floor s / RSS" "wall ratio" "CPU s (u / floor)" "phases (s)"
+printf '|%s|%s|%s|%s|%s|%s|%s|%s|\n' ----------------- ------------ ---------- ------------------------ ------------------------ ------------ ------------------ -----------
 ERR=$(mktemp)
 best_err=$(mktemp)
 tr=
@@ -120,12 +121,12 @@ for c in $CASES; do
 		ub=$(better "$u" "$ub")
 		fb=$(better "$(once sqlite3 "$tr" ".read $sqlf")" "$fb")
 	done
-	read -r uw um <<<"$ub"
-	read -r fw fm <<<"$fb"
+	read -r uw um uc <<<"$ub"
+	read -r fw fm fc <<<"$fb"
 	rm -f "$sqlf"
-	awk -v sh="$shape" -v n="$rows" -v s="$size" -v uw="$uw" -v um="$um" -v fw="$fw" -v fm="$fm" -v ph="$(phases "$best_err")" 'BEGIN{
-		printf "| %-15s | %10d | %4d MiB | %8.2f s / %5.0f MiB | %8.2f s / %5.0f MiB | %9.2fx | %s |\n",
-			sh, n, s, uw, um/1024, fw, fm/1024, (fw > 0 ? uw/fw : 0), ph }'
+	awk -v sh="$shape" -v n="$rows" -v s="$size" -v uw="$uw" -v um="$um" -v fw="$fw" -v fm="$fm" -v uc="$uc" -v fc="$fc" -v ph="$(phases "$best_err")" 'BEGIN{
+		printf "| %-15s | %10d | %4d MiB | %8.2f s / %5.0f MiB | %8.2f s / %5.0f MiB | %9.2fx | %6.2f / %6.2f | %s |\n",
+			sh, n, s, uw, um/1024, fw, fm/1024, (fw > 0 ? uw/fw : 0), uc, fc, ph }'
 done
 rm -f "$ERR" "$best_err"
 
@@ -154,7 +155,7 @@ if [ -z "${BENCH_NO_JOB:-}" ]; then
 		jb=$(better "$(once "$BIN" analyze "$jd" --format json -o /dev/null)" "$jb")
 	done
 	rm -f "$ERR"
-	read -r jw jm <<<"$jb"
+	read -r jw jm _ <<<"$jb"
 	echo
 	echo "| job | ranks x rows | files | umtrace analyze DIR s / RSS |"
 	echo "|---|---:|---:|---:|"
