@@ -21,6 +21,11 @@ import (
 // JobInput is one trace of a job.
 type JobInput struct {
 	Source ingest.Source
+	// Whole, when set, is Analyze(Source, opts) already computed by the
+	// caller (analyze of one file that turned out to hold several
+	// processes): it is used as the whole-trace result instead of
+	// analyzing the file once more.
+	Whole *Result
 }
 
 // JobResult is the analysis of a job.
@@ -304,9 +309,11 @@ func AnalyzeJob(inputs []JobInput, opts Options) (*JobResult, error) {
 			return nil, fmt.Errorf("%s: %w", info.Path, err)
 		}
 		if len(pids) > 1 {
-			whole, err := Analyze(in.Source, opts)
-			if err != nil {
-				return nil, err
+			whole := in.Whole
+			if whole == nil {
+				if whole, err = Analyze(in.Source, opts); err != nil {
+					return nil, err
+				}
 			}
 			jr.Traces = append(jr.Traces, whole)
 			for _, p := range pids {

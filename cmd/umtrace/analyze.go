@@ -47,7 +47,7 @@ func cmdAnalyze(stdout, stderr io.Writer, args []string) error {
 		if err != nil {
 			return err
 		}
-		return analyzeJob(stdout, fs.Args(), af.opener(), opts, out, *failOnStorm)
+		return analyzeJob(stdout, fs.Args(), af.opener(), opts, out, *failOnStorm, nil)
 	}
 	path := fs.Arg(0)
 	format, err := out.resolve(path)
@@ -76,7 +76,7 @@ func cmdAnalyze(stdout, stderr io.Writer, args []string) error {
 	res := t.Result
 	if len(res.Processes) > 1 {
 		// One file, several CUDA processes: the ranks of a job.
-		return analyzeJob(stdout, fs.Args(), af.opener(), opts, out, *failOnStorm)
+		return analyzeJob(stdout, fs.Args(), af.opener(), opts, out, *failOnStorm, res)
 	}
 	var buf bytes.Buffer
 	if err := report.Generate(&buf, res, format); err != nil {

@@ -34,8 +34,10 @@ func isJobArgs(args []string) bool {
 	return false
 }
 
-// analyzeJob analyzes args as one job and writes the job report.
-func analyzeJob(stdout io.Writer, args []string, o job.Opener, opts analyze.Options, out *output, failOnStorm bool) error {
+// analyzeJob analyzes args as one job and writes the job report. whole,
+// when not nil, is the analysis of the single trace args names (a file of
+// several processes), reused rather than computed again.
+func analyzeJob(stdout io.Writer, args []string, o job.Opener, opts analyze.Options, out *output, failOnStorm bool, whole *analyze.Result) error {
 	paths, fails := job.Expand(args)
 	if len(fails) > 0 {
 		return badInput(fmt.Errorf("%s", fails[0].Reason))
@@ -58,7 +60,11 @@ func analyzeJob(stdout io.Writer, args []string, o job.Opener, opts analyze.Opti
 			return badInput(err)
 		}
 		defer r.Close()
-		inputs = append(inputs, analyze.JobInput{Source: r})
+		in := analyze.JobInput{Source: r}
+		if len(paths) == 1 {
+			in.Whole = whole
+		}
+		inputs = append(inputs, in)
 	}
 	jr, err := analyze.AnalyzeJob(inputs, opts)
 	if err != nil {
