@@ -116,7 +116,7 @@ func (a *analysis) run() (*Result, error) {
 		{"stepRows", []func(){a.stepRows}},
 		{"timeline+charts", []func(){a.timeline, a.charts}},
 		{"verdict", []func(){func() { a.verdict(); a.headline(); a.mitigations() }}},
-		{"devices", []func(){func() { a.multiFigures(); a.laneStorms() }}},
+		{"devices", []func(){func() { a.multiFigures(); a.laneStorms(); a.deviceLanes() }}},
 		{"sanitizer", []func(){func() { a.res.Sanitizer = a.sanitizerReport(a.opts.Sanitizer); a.warnings() }}},
 	} {
 		done := phase(p.name)

@@ -246,15 +246,21 @@ type Timeline struct {
 	BinNs   int64         `json:"bin_ns"`
 	Bins    []TimelineBin `json:"bins"`
 	// Lanes splits Bins by process (same bin edges; Storm marks the
-	// process's own episodes), in pid order; only when the trace holds
-	// several processes.
+	// process's own episodes), in pid order, when the trace holds several
+	// processes; by GPU, in device order, when one process has several
+	// GPUs (Storm marks the device's episodes; a last lane with Device
+	// HostLane holds the CPU faults and the host-blocking calls of no known
+	// device, when there are any). The lanes add up to Bins.
 	Lanes []TimelineLane `json:"lanes,omitempty"`
 }
 
-// TimelineLane is one process's share of the timeline.
+// TimelineLane is one process's or one GPU's share of the timeline.
 type TimelineLane struct {
-	Pid  int64         `json:"pid"`
-	Bins []TimelineBin `json:"bins"`
+	Pid int64 `json:"pid"`
+	// Device is the GPU of a per-device lane (HostLane for the host
+	// lane); nil on a per-process lane.
+	Device *int64        `json:"device,omitempty"`
+	Bins   []TimelineBin `json:"bins"`
 }
 
 // TimelineBin is one bin of the timeline. BlockedNs sums host-blocking

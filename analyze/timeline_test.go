@@ -1,7 +1,10 @@
 package analyze_test
 
 import (
+	"fmt"
 	"testing"
+
+	"github.com/umtrace/umtrace/analyze"
 
 	"github.com/umtrace/umtrace/analyze/analyzetest"
 	"github.com/umtrace/umtrace/ingest/testshared"
@@ -46,6 +49,22 @@ func TestTimelineLanesPerProcess(t *testing.T) {
 			t.Errorf("pid %d: lane storm %v, episodes on it %v", l.Pid, storm, stormPids[l.Pid])
 		}
 	}
+	checkLaneSums(t, tl)
+	// One process: no lanes.
+	if _, one := analyzetest.Open(t, testshared.Testdata("traces", "um_pingpong_default.sqlite")); len(one.Timeline.Lanes) != 0 {
+		t.Errorf("single-process trace has %d lanes", len(one.Timeline.Lanes))
+	}
+}
+
+// checkLaneSums checks that tl's lanes have the trace's bin edges and add
+// up to its bins.
+func checkLaneSums(t *testing.T, tl analyze.Timeline) {
+	t.Helper()
+	for _, l := range tl.Lanes {
+		if len(l.Bins) != len(tl.Bins) {
+			t.Fatalf("lane of pid %d has %d bins, the trace %d", l.Pid, len(l.Bins), len(tl.Bins))
+		}
+	}
 	for i, b := range tl.Bins {
 		var blocked, gf, cf, mig int64
 		stalls, storm := 0, false
@@ -62,8 +81,67 @@ func TestTimelineLanesPerProcess(t *testing.T) {
 			t.Errorf("bin %d: lanes sum to %d ns %d/%d faults %d B %d stalls storm %v; trace bin %+v", i, blocked, gf, cf, mig, stalls, storm, b)
 		}
 	}
-	// One process: no lanes.
-	if _, one := analyzetest.Open(t, testshared.Testdata("traces", "um_pingpong_default.sqlite")); len(one.Timeline.Lanes) != 0 {
-		t.Errorf("single-process trace has %d lanes", len(one.Timeline.Lanes))
+}
+
+// TestTimelineLanesPerDevice: one process with several GPUs (public
+// exports from 4-GPU and 2-GPU hosts) gets one timeline lane per GPU; the
+// lanes add up to the whole-trace bins, each lane's fault-driven migration
+// bytes per bin equal GROUP BY deviceId and bin over the export's UM
+// migrations, and the host-blocked time goes to the one GPU the process's
+// streams ran on (no host lane: these traces have no CPU faults).
+func TestTimelineLanesPerDevice(t *testing.T) {
+	for _, name := range []string{"csc746_2022.2.1_4gpu_um-memcpy18k_report1.sqlite", "cuda-course_2024.4.1_2gpu_um-memcpy_report1.sqlite"} {
+		t.Run(name, func(t *testing.T) {
+			r, res := analyzetest.Open(t, testshared.Need(t, "external", "nsys", name))
+			tl := res.Timeline
+			var gpus []int64
+			for _, row := range queryInts(t, r.DB(), `SELECT DISTINCT id FROM TARGET_INFO_GPU ORDER BY 1`) {
+				gpus = append(gpus, row[0])
+			}
+			if len(res.Processes) != 1 || len(gpus) < 2 || len(tl.Lanes) != len(gpus) {
+				t.Fatalf("%d processes, %d GPUs listed, %d lanes; want 1, several, one per GPU", len(res.Processes), len(gpus), len(tl.Lanes))
+			}
+			pid := res.Processes[0].Pid
+			for i, l := range tl.Lanes {
+				if l.Device == nil || *l.Device != gpus[i] || l.Pid != pid {
+					t.Fatalf("lane %d: device %v pid %d; want GPU %d, pid %d", i, l.Device, l.Pid, gpus[i], pid)
+				}
+			}
+			checkLaneSums(t, tl)
+			want := map[[2]int64]int64{}
+			var total int64
+			for _, row := range queryInts(t, r.DB(), fmt.Sprintf(`SELECT deviceId, MIN(MAX((start - %d) / %d, 0), %d), SUM(bytes)
+				FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind BETWEEN 11 AND 13 AND migrationCause IN (2, 3, 4) GROUP BY 1, 2`,
+				tl.StartNs, tl.BinNs, len(tl.Bins)-1)) {
+				want[[2]int64{row[0], row[1]}] = row[2]
+				total += row[2]
+			}
+			if total == 0 {
+				t.Fatal("no fault-driven migrations in the export")
+			}
+			kernelDevs := queryInts(t, r.DB(), `SELECT DISTINCT deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL`)
+			if len(kernelDevs) != 1 {
+				t.Fatalf("kernels on %d devices; the test expects one", len(kernelDevs))
+			}
+			var blocked int64
+			for _, b := range tl.Bins {
+				blocked += b.BlockedNs
+			}
+			if blocked == 0 {
+				t.Fatal("no host-blocked time")
+			}
+			for _, l := range tl.Lanes {
+				var lb int64
+				for i, b := range l.Bins {
+					if w := want[[2]int64{*l.Device, int64(i)}]; b.DemandBytes != w {
+						t.Errorf("GPU %d bin %d: %d B fault-driven migration, export %d B", *l.Device, i, b.DemandBytes, w)
+					}
+					lb += b.BlockedNs
+				}
+				if w := map[bool]int64{true: blocked}[*l.Device == kernelDevs[0][0]]; lb != w {
+					t.Errorf("GPU %d: %d ns host-blocked; want %d (the kernels ran on GPU %d)", *l.Device, lb, w, kernelDevs[0][0])
+				}
+			}
+		})
 	}
 }

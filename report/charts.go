@@ -25,9 +25,10 @@ func ResultLane(name string, r *analyze.Result) Lane {
 	return Lane{Name: name, StartNs: r.Timeline.StartNs, BinNs: r.Timeline.BinNs, Bins: r.Timeline.Bins, Episodes: r.Episodes}
 }
 
-// ResultLanes is one lane per process when the trace has several
-// (analyze's Timeline.Lanes), labelled with the process's name, rank and
-// GPUs; otherwise the whole trace as one lane.
+// ResultLanes is one lane per process when the trace has several, or one
+// per GPU (and the host lane) when one process has several (analyze's
+// Timeline.Lanes), labelled with the process's name, rank and GPUs or the
+// GPU's id and name; otherwise the whole trace as one lane.
 func ResultLanes(r *analyze.Result) []Lane {
 	if len(r.Timeline.Lanes) < 2 {
 		return []Lane{ResultLane("all processes", r)}
@@ -36,17 +37,60 @@ func ResultLanes(r *analyze.Result) []Lane {
 	for _, p := range r.Processes {
 		procs[p.Pid] = p
 	}
+	devs := map[int64]analyze.Device{}
+	for _, d := range r.Devices {
+		devs[d.ID] = d
+	}
 	var out []Lane
 	for _, tl := range r.Timeline.Lanes {
 		var eps []analyze.Episode
 		for _, e := range r.Episodes {
-			if e.Pid == tl.Pid {
+			switch {
+			case tl.Device == nil:
+				if e.Pid == tl.Pid {
+					eps = append(eps, e)
+				}
+			case *tl.Device == analyze.HostLane:
+				if _, ok := devs[e.Device]; !ok {
+					eps = append(eps, e)
+				}
+			case e.Device == *tl.Device:
 				eps = append(eps, e)
 			}
 		}
-		out = append(out, Lane{Name: processLabel(tl.Pid, procs[tl.Pid]), StartNs: r.Timeline.StartNs, BinNs: r.Timeline.BinNs, Bins: tl.Bins, Episodes: eps})
+		name := processLabel(tl.Pid, procs[tl.Pid])
+		if tl.Device != nil {
+			name = deviceLabel(*tl.Device, devs[*tl.Device], tl.Pid, procs[tl.Pid])
+		}
+		out = append(out, Lane{Name: name, StartNs: r.Timeline.StartNs, BinNs: r.Timeline.BinNs, Bins: tl.Bins, Episodes: eps})
 	}
 	return out
+}
+
+// deviceLabel names a per-device lane: "GPU 0 NVIDIA H200", "GPU 1 NVIDIA
+// H200 · no activity", or the host lane "host · pid 541 umtrace: CPU
+// faults, blocked calls of no known GPU".
+func deviceLabel(id int64, d analyze.Device, pid int64, p analyze.Process) string {
+	if id == analyze.HostLane {
+		name := fmt.Sprintf("pid %d", pid)
+		if p.Name != "" {
+			name += " " + p.Name
+		}
+		return "host · " + name + ": CPU faults, blocked calls of no known GPU"
+	}
+	s := fmt.Sprintf("GPU %d", id)
+	if d.Name != "" {
+		s += " " + d.Name
+	}
+	if len(d.Pids) == 0 {
+		s += " · no activity"
+	}
+	return s
+}
+
+// perDevice reports whether r's timeline lanes are per GPU.
+func perDevice(r *analyze.Result) bool {
+	return len(r.Timeline.Lanes) > 0 && r.Timeline.Lanes[0].Device != nil
 }
 
 // processLabel names a process lane: "rank 1 · pid 541 umtrace · GPU 0".
@@ -127,7 +171,17 @@ func timelineChart(r *analyze.Result, lanes []Lane) Chart {
 	}
 	c := drawTimeline(timeline{ID: "timeline", Title: "Timeline of " + r.Trace.File, T0: r.Trace.StartNs, SpanNs: span, Lanes: lanes, Steps: steps, Axis: "seconds from trace start"})
 	caption := fmt.Sprintf("Timeline: %d bins of %s from the trace start", len(r.Timeline.Bins), analyze.FormatNs(float64(r.Timeline.BinNs)))
-	if len(lanes) > 1 {
+	switch {
+	case len(lanes) > 1 && perDevice(r):
+		gpus := len(lanes)
+		if last := r.Timeline.Lanes[len(r.Timeline.Lanes)-1]; *last.Device == analyze.HostLane {
+			gpus--
+		}
+		caption += fmt.Sprintf(", one lane per GPU (%d): host-blocking calls in the lane of the GPU they waited on", gpus)
+		if gpus < len(lanes) {
+			caption += ", the host lane holds the CPU faults and the calls of no known GPU (host time is per process)"
+		}
+	case len(lanes) > 1:
 		caption += fmt.Sprintf(", one lane per process (%d)", len(lanes))
 	}
 	caption += "; storm episodes shaded"
@@ -158,6 +212,16 @@ func jobTimelineChart(j *analyze.JobResult) (Chart, bool) {
 	return c, true
 }
 
+// idleLane reports whether l has nothing to draw.
+func idleLane(l Lane) bool {
+	for _, b := range l.Bins {
+		if b.BlockedNs != 0 || b.Stalls != 0 || b.GPUFaults != 0 || b.CPUFaults != 0 || b.DemandBytes != 0 {
+			return false
+		}
+	}
+	return len(l.Episodes) == 0
+}
+
 func stepEvery(n int) int { return max(1, (n+maxMarks-1)/maxMarks) }
 
 func drawTimeline(tl timeline) Chart {
@@ -170,18 +234,30 @@ func drawTimeline(tl timeline) Chart {
 	if multi {
 		laneH += laneHead
 	}
-	h := legendH + float64(len(tl.Lanes))*laneH + axisH
+	// With several lanes, one with nothing in it (an idle GPU) is its
+	// label alone.
+	heights, laneTop := make([]float64, len(tl.Lanes)), make([]float64, len(tl.Lanes))
+	top := legendH
+	bottom := top
+	for i, l := range tl.Lanes {
+		heights[i] = laneH
+		if multi && idleLane(l) {
+			heights[i] = laneHead + rowGap
+		}
+		laneTop[i] = bottom
+		bottom += heights[i]
+	}
+	h := bottom + axisH
 	s := newSVG(tl.ID, tl.Title, chartW, h)
 	x := func(t int64) float64 { return marginL + plotW*float64(t-tl.T0)/span }
 	s.legend(marginL, 14, [][2]string{{"host blocked", colBlocked}, {"GPU faults", colGPU}, {"CPU faults", colCPU}, {"fault-driven migration", colMig}, {"storm episode", "#f6c9ca"}})
-	top, bottom := legendH, legendH+float64(len(tl.Lanes))*laneH
 	// Storm episodes under everything: across the chart for one lane,
 	// within each lane's rows for several.
 	for i, l := range tl.Lanes {
 		y0, y1 := top, bottom
 		if multi {
-			y0 = top + float64(i)*laneH + laneHead
-			y1 = y0 + laneH - laneHead - rowGap
+			y0 = laneTop[i] + laneHead
+			y1 = y0 + heights[i] - laneHead - rowGap
 		}
 		for _, e := range l.Episodes {
 			x1, x2 := x(e.StartNs+l.ShiftNs), x(e.EndNs+l.ShiftNs)
@@ -196,10 +272,14 @@ func drawTimeline(tl timeline) Chart {
 		s.line(xs, top, xs, bottom, "#8a8a8a", 0.6, ` stroke-dasharray="2,3" class="step"`)
 	}
 	y := top
-	for _, l := range tl.Lanes {
+	for i, l := range tl.Lanes {
 		if multi {
 			s.text(6, y+12, "start", "#222", l.Name, ` font-weight="bold" class="lane"`)
 			y += laneHead
+			if heights[i] < laneH {
+				y += rowGap
+				continue
+			}
 		}
 		bx := func(i int) (float64, float64) {
 			a := x(l.StartNs + l.ShiftNs + int64(i)*l.BinNs)

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,6 +92,13 @@ var laneRe = regexp.MustCompile(`<text [^>]*class="lane"[^>]*>([^<]*)</text>`)
 // in order, and shades storm episodes.
 func checkLanes(t *testing.T, dom, id string, want ...string) {
 	t.Helper()
+	checkLaneLabels(t, dom, id, true, want...)
+}
+
+// checkLaneLabels checks that chart id in dom labels exactly the lanes
+// want, in order, and with storm, that it shades storm episodes.
+func checkLaneLabels(t *testing.T, dom, id string, storm bool, want ...string) {
+	t.Helper()
 	for _, m := range svgRe.FindAllStringSubmatch(dom, -1) {
 		if m[1] != id {
 			continue
@@ -101,7 +110,7 @@ func checkLanes(t *testing.T, dom, id string, want ...string) {
 		if strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("%s lanes %q, want %q", id, got, want)
 		}
-		if !strings.Contains(m[2], `class="storm"`) {
+		if storm && !strings.Contains(m[2], `class="storm"`) {
 			t.Errorf("%s: no storm episode shaded", id)
 		}
 		return
@@ -231,6 +240,44 @@ func TestHTMLReportsInChromium(t *testing.T) {
 		out := filepath.Join(dir, "multi-process.html")
 		os.WriteFile(out, b.Bytes(), 0o644)
 		checkLanes(t, checkPage(t, bin, out, "timeline"), "timeline", "rank 0 · pid 540 umtrace · GPU 0", "rank 1 · pid 541 umtrace · GPU 0")
+	})
+	t.Run("multi-device", func(t *testing.T) {
+		// One process on a 4-GPU host (a public export): one lane per
+		// GPU, named from TARGET_INFO_GPU, the GPUs without kernel or
+		// memcpy rows marked idle.
+		trace := testshared.Need(t, "external", "nsys", "csc746_2022.2.1_4gpu_um-memcpy18k_report1.sqlite")
+		out := filepath.Join(dir, "multi-device.html")
+		if code, _, stderr := archRun("analyze", trace, "-o", out); code != exitOK {
+			t.Fatalf("analyze: exit %d: %s", code, stderr)
+		}
+		db, err := sql.Open("sqlite3", "file:"+trace+"?mode=ro&immutable=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		rows, err := db.Query(`SELECT id, name, id IN (SELECT deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL UNION SELECT deviceId FROM CUPTI_ACTIVITY_KIND_MEMCPY)
+			FROM TARGET_INFO_GPU GROUP BY id ORDER BY id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for rows.Next() {
+			var id int64
+			var name string
+			var active bool
+			if err := rows.Scan(&id, &name, &active); err != nil {
+				t.Fatal(err)
+			}
+			l := fmt.Sprintf("GPU %d %s", id, name)
+			if !active {
+				l += " · no activity"
+			}
+			want = append(want, l)
+		}
+		if rows.Close(); len(want) < 2 {
+			t.Fatalf("%d GPUs listed", len(want))
+		}
+		checkLaneLabels(t, checkPage(t, bin, out, expectedCharts(t, trace)...), "timeline", false, want...)
 	})
 	t.Run("batch", func(t *testing.T) {
 		in, out := t.TempDir(), filepath.Join(dir, "batch")
