@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,9 +31,15 @@ func init() {
 func cmdSynth(stdout, stderr io.Writer, args []string) error {
 	flags := newFlags("synth", stdout, stderr)
 	d := synth.DefaultConfig
+	// A job (--ranks N, N > 1) starts from the job's per-rank defaults
+	// (one episode, no decoys), so that a short job is not refused for the
+	// single trace's three episodes and decoys.
+	if n, err := strconv.Atoi(preArg(args, "ranks")); err == nil && n > 1 {
+		d = synth.DefaultJobConfig().Rank
+	}
 	// A --shape preset changes the defaults; flags given with it override
 	// the preset's values.
-	shape := shapeArg(args)
+	shape := preArg(args, "shape")
 	if shape != "" {
 		var err error
 		if d, err = synth.WithShape(d, shape); err != nil {
@@ -163,17 +170,17 @@ func cmdSynth(stdout, stderr io.Writer, args []string) error {
 	return nil
 }
 
-// shapeArg returns the value of --shape in args ("" when absent), read
-// before the other flags so that the preset can set their defaults.
-func shapeArg(args []string) string {
+// preArg returns the value of --NAME in args ("" when absent), read
+// before the other flags so that it can set their defaults.
+func preArg(args []string, name string) string {
 	for i, a := range args {
 		switch {
 		case a == "--":
 			return ""
-		case a == "--shape" && i+1 < len(args):
+		case a == "--"+name && i+1 < len(args):
 			return args[i+1]
-		case strings.HasPrefix(a, "--shape="):
-			return strings.TrimPrefix(a, "--shape=")
+		case strings.HasPrefix(a, "--"+name+"="):
+			return strings.TrimPrefix(a, "--"+name+"=")
 		}
 	}
 	return ""

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,6 +129,43 @@ func TestSynthJobCLI(t *testing.T) {
 			if (r.Verdict == "storm") != (r.Rank == 1) {
 				t.Errorf("analyze %v: rank %d verdict %s", args, r.Rank, r.Verdict)
 			}
+		}
+	}
+}
+
+// TestSynthJobCLIDefaults: with --ranks the CLI starts from the job's
+// per-rank defaults (one episode, no decoys), so a short job that the
+// single-trace defaults (three episodes and decoys) refuse is written.
+func TestSynthJobCLIDefaults(t *testing.T) {
+	dir := t.TempDir()
+	job := synth.DefaultJobConfig().Rank
+	steps := fmt.Sprint(job.MinSteps())
+	if single := synth.DefaultConfig; single.MinSteps() <= job.MinSteps() {
+		t.Fatalf("single-trace defaults need %d steps, the job's %d: nothing to tell apart", single.MinSteps(), job.MinSteps())
+	}
+	if code, _, errs := runSynth(t, filepath.Join(dir, "one.sqlite"), "--steps", steps, "-q"); code != exitUsage || !strings.Contains(errs, "need at least") {
+		t.Errorf("single trace, %s steps: exit %d, stderr %q; want the usage error", steps, code, errs)
+	}
+	for _, ranks := range []string{"--ranks=2", "--ranks"} {
+		out := filepath.Join(dir, strings.TrimLeft(ranks, "-="))
+		args := []string{out, ranks, "--steps", steps, "-q"}
+		if ranks == "--ranks" {
+			args = []string{out, ranks, "2", "--steps", steps, "-q"}
+		}
+		if code, _, errs := runSynth(t, args...); code != exitOK {
+			t.Fatalf("synth %v: exit %d, stderr %q", args, code, errs)
+		}
+		var tr synth.JobTruth
+		b, err := os.ReadFile(synth.JobTruthPath(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &tr); err != nil {
+			t.Fatal(err)
+		}
+		c := tr.Config.Rank
+		if tr.Config.Ranks != 2 || c.Steps != job.MinSteps() || c.Episodes != job.Episodes || c.EpisodeSteps != job.EpisodeSteps || c.LongKernelDecoys+c.PrefetchDecoys+c.SyncBurstDecoys != 0 || len(tr.Files) != 2 {
+			t.Errorf("synth %v: job truth config %+v, files %v", args, tr.Config, tr.Files)
 		}
 	}
 }
