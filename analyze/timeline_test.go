@@ -1,11 +1,13 @@
 package analyze_test
 
 import (
+	"database/sql"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/umtrace/umtrace/analyze"
-
 	"github.com/umtrace/umtrace/analyze/analyzetest"
 	"github.com/umtrace/umtrace/ingest/testshared"
 )
@@ -144,4 +146,106 @@ func TestTimelineLanesPerDevice(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTimelineLanesRelabelled: the public exports above ran on one GPU of
+// several; copies of them with part of the work relabelled onto GPU 1 by
+// SQL (later migrations of csc746; later kernels of CloverLeaf, on a
+// stream of their own) exercise two GPUs with work: each lane's
+// fault-driven migration bytes per bin equal GROUP BY deviceId over the
+// copy, calls that synced a stream land on that stream's GPU, and device-
+// wide syncs (cudaDeviceSynchronize, whose GPU is not recorded) make the
+// host lane.
+func TestTimelineLanesRelabelled(t *testing.T) {
+	relabel := func(t *testing.T, name, update string) (*sql.DB, analyze.Timeline, *analyze.Result) {
+		src := testshared.Need(t, "external", "nsys", name)
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		db, err := sql.Open("sqlite3", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := db.Exec(update)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			t.Fatalf("%s: nothing relabelled", update)
+		}
+		db.Close()
+		r, ar := analyzetest.Open(t, p)
+		checkLaneSums(t, ar.Timeline)
+		return r.DB(), ar.Timeline, ar
+	}
+	lane := func(tl analyze.Timeline, dev int64) *analyze.TimelineLane {
+		for i := range tl.Lanes {
+			if d := tl.Lanes[i].Device; d != nil && *d == dev {
+				return &tl.Lanes[i]
+			}
+		}
+		return nil
+	}
+	total := func(bins []analyze.TimelineBin, f func(analyze.TimelineBin) int64) (s int64) {
+		for _, b := range bins {
+			s += f(b)
+		}
+		return s
+	}
+	blocked := func(b analyze.TimelineBin) int64 { return b.BlockedNs }
+	t.Run("migrations", func(t *testing.T) {
+		db, tl, _ := relabel(t, "csc746_2022.2.1_4gpu_um-memcpy18k_report1.sqlite",
+			`UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET deviceId = 1 WHERE copyKind BETWEEN 11 AND 13 AND start >= (SELECT start FROM CUPTI_ACTIVITY_KIND_MEMCPY ORDER BY start LIMIT 1 OFFSET (SELECT COUNT(*) / 2 FROM CUPTI_ACTIVITY_KIND_MEMCPY))`)
+		want := map[[2]int64]int64{}
+		devs := map[int64]bool{}
+		for _, row := range queryInts(t, db, fmt.Sprintf(`SELECT deviceId, MIN(MAX((start - %d) / %d, 0), %d), SUM(bytes)
+			FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind BETWEEN 11 AND 13 AND migrationCause IN (2, 3, 4) GROUP BY 1, 2`,
+			tl.StartNs, tl.BinNs, len(tl.Bins)-1)) {
+			want[[2]int64{row[0], row[1]}] = row[2]
+			devs[row[0]] = true
+		}
+		if len(devs) != 2 {
+			t.Fatalf("migrations on %d devices after relabelling", len(devs))
+		}
+		for _, l := range tl.Lanes {
+			for i, b := range l.Bins {
+				if w := want[[2]int64{*l.Device, int64(i)}]; b.DemandBytes != w {
+					t.Errorf("GPU %d bin %d: %d B fault-driven migration, export %d B", *l.Device, i, b.DemandBytes, w)
+				}
+			}
+		}
+		// The kernel ran on GPU 0 only: it takes every call.
+		if g0 := lane(tl, 0); g0 == nil || total(g0.Bins, blocked) != total(tl.Bins, blocked) || lane(tl, analyze.HostLane) != nil {
+			t.Errorf("host-blocked time not all on GPU 0, or a host lane")
+		}
+	})
+	t.Run("streams", func(t *testing.T) {
+		db, tl, _ := relabel(t, "pipit_cloverleaf-cuda_perlmutter_4gpu_2024.5.1.sqlite",
+			`UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET deviceId = 1, streamId = 1013 WHERE start >= (SELECT start FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start LIMIT 1 OFFSET (SELECT COUNT(*) / 2 FROM CUPTI_ACTIVITY_KIND_KERNEL))`)
+		g0, g1, host := lane(tl, 0), lane(tl, 1), lane(tl, analyze.HostLane)
+		if g0 == nil || g1 == nil || host == nil {
+			t.Fatalf("lanes %+v: want GPU 0, GPU 1 and the host lane", tl.Lanes)
+		}
+		// Device-wide syncs: the host lane's time is at least theirs
+		// (clipped to the trace span, which holds them).
+		var syncNs int64
+		for _, row := range queryInts(t, db, `SELECT SUM(r."end" - r.start) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE 'cudaDeviceSynchronize%'`) {
+			syncNs = row[0]
+		}
+		if h := total(host.Bins, blocked); syncNs == 0 || h < syncNs {
+			t.Errorf("host lane %d ns blocked, cudaDeviceSynchronize %d ns", h, syncNs)
+		}
+		// No call synced the relabelled stream; the copies' stream is GPU 0's.
+		if b := total(g1.Bins, blocked); b != 0 {
+			t.Errorf("GPU 1: %d ns host-blocked; no call synced its stream", b)
+		}
+		if total(g0.Bins, blocked) == 0 {
+			t.Errorf("GPU 0: no host-blocked time; the synchronous cudaMemcpy calls copied on its stream")
+		}
+	})
 }
