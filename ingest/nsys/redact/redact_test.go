@@ -296,3 +296,57 @@ func TestArgvAndPaths(t *testing.T) {
 		}
 	}
 }
+
+// An environment table without name/value columns is filtered cell by
+// cell as blocks; a row left with nothing is deleted.
+func TestEnvTableBlocks(t *testing.T) {
+	in := fixture(t)
+	db, err := sql.Open("sqlite3", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`CREATE TABLE PROCESS_ENV(globalPid INTEGER, env TEXT)`,
+		"INSERT INTO PROCESS_ENV VALUES (1, 'HOME=/home/carol' || char(0) || 'API_TOKEN=zzPLANTEDzz' || char(0) || 'LOCAL_RANK=2')",
+		"INSERT INTO PROCESS_ENV VALUES (2, 'USER=carol' || char(0) || 'SHELL=/bin/bash')",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	out := filepath.Join(t.TempDir(), "out.sqlite")
+	st, err := File(in, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := sql.Open("sqlite3", "file:"+out+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	rows, err := o.Query(`SELECT globalPid, env FROM PROCESS_ENV ORDER BY globalPid`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for rows.Next() {
+		var pid int
+		var env string
+		rows.Scan(&pid, &env)
+		got = append(got, fmt.Sprintf("%d:%s", pid, env))
+	}
+	rows.Close()
+	if len(got) != 1 || got[0] != "1:LOCAL_RANK=2" {
+		t.Errorf("PROCESS_ENV after redact = %q, want [1:LOCAL_RANK=2]", got)
+	}
+	red, _ := os.ReadFile(out)
+	for _, s := range []string{"zzPLANTEDzz", "carol", "/bin/bash"} {
+		if bytes.Contains(red, []byte(s)) {
+			t.Errorf("redacted file still holds %q", s)
+		}
+	}
+	if st.EnvEntriesDropped < 2 || !strings.Contains(strings.Join(st.Tables, ","), "PROCESS_ENV") {
+		t.Errorf("stats %+v: want PROCESS_ENV changed and 2+ entries dropped", st)
+	}
+}
