@@ -244,6 +244,10 @@ func (ri *rankIn) readCollectives() error {
 		}
 	}
 	nvtxRank := -1
+	// Each distinct name goes through the rank pattern once: a trace's
+	// ranges repeat few names, and a regexp per range took minutes on
+	// millions of them (as in devices.go).
+	looked := map[string]struct{}{}
 	t2 := ingest.NVTX
 	err = scanTable(ri.src, t2, []string{ingest.ColStart, ingest.ColEnd, ingest.ColEventType, ingest.ColName}, func(r arrow.RecordBatch) {
 		st, en, et := ingest.I64(r, t2, ingest.ColStart), ingest.I64(r, t2, ingest.ColEnd), ingest.I32(r, t2, ingest.ColEventType)
@@ -251,8 +255,9 @@ func (ri *rankIn) readCollectives() error {
 		for i := 0; i < int(r.NumRows()); i++ {
 			n := names.Value(i)
 			if nvtxRank < 0 {
-				if k := rankFromText(n); k >= 0 {
-					nvtxRank = k
+				if _, ok := looked[n]; !ok {
+					looked[strings.Clone(n)] = struct{}{}
+					nvtxRank = rankFromText(n)
 				}
 			}
 			if en.IsNull(i) || !rangeTypes[et.Value(i)] || !IsCollectiveRange(n) {
