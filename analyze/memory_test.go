@@ -3,8 +3,6 @@ package analyze_test
 import (
 	"bytes"
 	"database/sql"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -131,24 +129,7 @@ func TestAllocationFailureLiveBytes(t *testing.T) {
 	}
 }
 
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	in, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.Create(to)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
+func copyFile(t *testing.T, from, to string) { testshared.CopyFile(t, from, to) }
 
 // TestAllocationFailureRecorded: the reproducer's oom scenario recorded on
 // an H200 (docs/reproducer.md): a cuMemAlloc larger than the GPU, refused

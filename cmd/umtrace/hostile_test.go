@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"database/sql"
 	"encoding/json"
-	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -16,23 +14,8 @@ import (
 
 // copyInto copies src into dir and returns the copy's path.
 func copyInto(t *testing.T, dir, src string) string {
-	t.Helper()
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
 	p := filepath.Join(dir, filepath.Base(src))
-	out, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testshared.CopyFile(t, src, p)
 	return p
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -361,24 +360,7 @@ func plantSecrets(t *testing.T, src, dir string) (in, ref string, kept []string)
 	return in, ref, kept
 }
 
-func copyTo(t *testing.T, src, dst string) {
-	t.Helper()
-	s, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	d, err := os.Create(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(d, s); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
+func copyTo(t *testing.T, src, dst string) { testshared.CopyFile(t, src, dst) }
 
 // plantRow inserts a row into table with vals, taking the other columns
 // from an existing row (old schemas declare every column NOT NULL), or

@@ -1,8 +1,6 @@
 package nsys
 
 import (
-	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -12,27 +10,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/umtrace/umtrace/ingest"
+	"github.com/umtrace/umtrace/ingest/testshared"
 )
 
 // copyTrace copies a shared trace into a temporary directory.
 func copyTrace(t testing.TB, src string) string {
-	t.Helper()
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
 	p := filepath.Join(t.TempDir(), filepath.Base(src))
-	out, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testshared.CopyFile(t, src, p)
 	return p
 }
 

@@ -12,6 +12,7 @@ package testshared
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -111,4 +112,25 @@ func record(test string) {
 	}
 	defer f.Close()
 	fmt.Fprintf(f, "%s\t%s\t%s\n", pkg, test, Where())
+}
+
+// CopyFile copies src to dst (a test's private copy of a trace, to damage
+// or plant rows in; inputs are never modified in place).
+func CopyFile(t testing.TB, src, dst string) {
+	t.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
