@@ -16,22 +16,47 @@ import (
 // Analyze reads src once and returns its analysis. It returns an error
 // wrapping ingest.ErrNoCUDA when the trace holds no CUDA activity.
 func Analyze(src ingest.Source, opts Options) (*Result, error) {
-	info := src.Info()
-	if !info.HasCUDA {
-		return nil, fmt.Errorf("%s: %w (no CUDA runtime, kernel, memcpy or sync records; profile with nsys --trace=cuda)", info.Path, ingest.ErrNoCUDA)
+	return analyzePart(src, opts, &part{})
+}
+
+// analyzePart collects src into p (with p's taps) and analyzes it.
+func analyzePart(src ingest.Source, opts Options, p *part) (*Result, error) {
+	if err := hasCUDA(src); err != nil {
+		return nil, err
+	}
+	done := phase("collect")
+	err := collectParts(src, []*part{p})
+	done()
+	if err != nil {
+		return nil, err
+	}
+	c := p.c
+	p.c = nil
+	return analyzeCollected(c, src, opts)
+}
+
+func hasCUDA(src ingest.Source) error {
+	if info := src.Info(); !info.HasCUDA {
+		return fmt.Errorf("%s: %w (no CUDA runtime, kernel, memcpy or sync records; profile with nsys --trace=cuda)", info.Path, ingest.ErrNoCUDA)
+	}
+	return nil
+}
+
+// analyzeCollected analyzes what collect read from src.
+func analyzeCollected(c *collector, src ingest.Source, opts Options) (*Result, error) {
+	if err := hasCUDA(src); err != nil {
+		return nil, err
 	}
 	if opts.TopN <= 0 {
 		opts.TopN = 10
 	}
-	done := phase("collect")
-	c, err := collect(src)
-	done()
-
-	if err != nil {
-		return nil, err
+	pids := c.cudaPids()
+	a := &analysis{c: c, src: src, info: src.Info(), opts: opts, th: opts.Thresholds}
+	res, err := a.run()
+	if res != nil {
+		res.cudaPids = pids
 	}
-	a := &analysis{c: c, src: src, info: info, opts: opts, th: opts.Thresholds}
-	return a.run()
+	return res, err
 }
 
 type analysis struct {

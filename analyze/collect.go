@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"fmt"
 	"hash/maphash"
 	"math"
@@ -277,10 +278,28 @@ type tap struct {
 	fn   func(arrow.RecordBatch)
 }
 
+// part is one consumer of collect's pass: a collector, fed every row or,
+// when split, only the rows of process pid (tables without a pid column
+// are fed whole), with extra taps on the same batches.
+type part struct {
+	split bool
+	pid   int64
+	taps  map[*ingest.Table]tap
+	c     *collector
+}
+
 // collect reads every table of src, once: the collector's own records and
 // the per-device figures' taps (newMultiData) from the same batches.
 func collect(src ingest.Source) (*collector, error) {
-	c := &collector{
+	p := &part{}
+	if err := collectParts(src, []*part{p}); err != nil {
+		return nil, err
+	}
+	return p.c, nil
+}
+
+func newCollector() *collector {
+	return &collector{
 		apiNames: newInterner(), kernelNames: newInterner(), siteNames: newInterner(), nvtxNames: newInterner(),
 		threads: map[streamKey]bool{}, kernels: map[streamKey]*chunks[gpuWork]{}, copies: map[streamKey]*chunks[gpuWork]{},
 		memsets: map[streamKey]*chunks[gpuWork]{}, copyStream: map[pidCorr]int64{}, setStream: map[pidCorr]int64{},
@@ -288,85 +307,248 @@ func collect(src ingest.Source) (*collector, error) {
 		apiSpan: newSpan(), gpuSpan: newSpan(), longAPI: map[int32][]int64{}, longWork: map[longKey]int64{},
 		firstRT: map[int64]*call{},
 	}
-	if est, ok := src.(ingest.RowEstimator); ok {
+}
+
+// cudaPids lists the processes with CUDA API calls (threads) or kernels,
+// sorted.
+func (c *collector) cudaPids() []int64 {
+	set := map[int64]bool{}
+	for k := range c.threads {
+		set[k.pid] = true
+	}
+	for k := range c.kernels {
+		set[k.pid] = true
+	}
+	out := make([]int64, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// feed is one part's consumer of one table.
+type feed struct {
+	fn   func(arrow.RecordBatch)
+	cols []string
+}
+
+// feeds returns the part's consumers, by table, and a function that
+// finishes the part's collector after the pass.
+func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
+	c := newCollector()
+	p.c = c
+	if est, ok := src.(ingest.RowEstimator); ok && !p.split {
 		c.migrations = make([]migration, 0, est.EstimateRows(ingest.Memcpy))
 		c.gfaults = make([]gfault, 0, est.EstimateRows(ingest.GPUFault))
 		c.cfaults = make([]cfault, 0, est.EstimateRows(ingest.CPUFault))
 	}
-	var kSpan, cSpan, sSpan = newSpan(), newSpan(), newSpan()
-	type job struct {
-		t    *ingest.Table
-		fn   func(arrow.RecordBatch)
-		cols []string
+	kSpan, cSpan, sSpan := new(span), new(span), new(span)
+	*kSpan, *cSpan, *sSpan = newSpan(), newSpan(), newSpan()
+	out := map[*ingest.Table]feed{
+		ingest.API:      {fn: c.addAPI},
+		ingest.Kernel:   {fn: func(r arrow.RecordBatch) { c.addWork(r, ingest.Kernel, c.kernels, nil, kSpan) }},
+		ingest.Memcpy:   {fn: func(r arrow.RecordBatch) { c.addMemcpy(r, cSpan) }},
+		ingest.Memset:   {fn: func(r arrow.RecordBatch) { c.addWork(r, ingest.Memset, c.memsets, c.setStream, sSpan) }},
+		ingest.Sync:     {fn: c.addSync},
+		ingest.GPUFault: {fn: c.addGPUFault},
+		ingest.CPUFault: {fn: c.addCPUFault},
+		ingest.NVTX:     {fn: c.addNVTX},
+		ingest.MemUsage: {fn: c.addMemUsage},
+		ingest.Thread:   {fn: c.addThread},
+		ingest.GPU:      {fn: c.addGPU},
 	}
-	jobs := []job{
-		{t: ingest.API, fn: c.addAPI},
-		{t: ingest.Kernel, fn: func(r arrow.RecordBatch) { c.addWork(r, ingest.Kernel, c.kernels, nil, &kSpan) }},
-		{t: ingest.Memcpy, fn: func(r arrow.RecordBatch) { c.addMemcpy(r, &cSpan) }},
-		{t: ingest.Memset, fn: func(r arrow.RecordBatch) { c.addWork(r, ingest.Memset, c.memsets, c.setStream, &sSpan) }},
-		{t: ingest.Sync, fn: c.addSync},
-		{t: ingest.GPUFault, fn: c.addGPUFault},
-		{t: ingest.CPUFault, fn: c.addCPUFault},
-		{t: ingest.NVTX, fn: c.addNVTX},
-		{t: ingest.MemUsage, fn: c.addMemUsage},
-		{t: ingest.Thread, fn: c.addThread},
-		{t: ingest.GPU, fn: c.addGPU},
+	for t, f := range out {
+		f.cols = needed[t]
+		out[t] = f
 	}
 	md, taps := newMultiData()
 	c.multi = md
-	for i := range jobs {
-		j := &jobs[i]
-		if tp, ok := taps[j.t]; ok {
-			own := j.fn
-			j.fn = func(r arrow.RecordBatch) { own(r); tp.fn(r) }
-			j.cols = union(needed[j.t], tp.cols)
-			delete(taps, j.t)
-		} else {
-			j.cols = needed[j.t]
+	for _, ts := range []map[*ingest.Table]tap{taps, p.taps} {
+		for t, tp := range ts {
+			f, ok := out[t]
+			if !ok {
+				out[t] = feed{fn: tp.fn, cols: tp.cols}
+				continue
+			}
+			own := f.fn
+			out[t] = feed{fn: func(r arrow.RecordBatch) { own(r); tp.fn(r) }, cols: union(f.cols, tp.cols)}
 		}
 	}
-	for t, tp := range taps {
-		jobs = append(jobs, job{t: t, fn: tp.fn, cols: tp.cols})
+	return out, func() {
+		md.finish()
+		for _, in := range []*interner{c.apiNames, c.kernelNames, c.siteNames, c.nvtxNames} {
+			in.ids, in.clash, in.keys = nil, nil, nil
+		}
+		for _, s := range []*span{kSpan, cSpan, sSpan} {
+			if s.lo <= s.hi {
+				c.gpuSpan.add(s.lo, s.hi)
+			}
+		}
 	}
-	errs := make([]error, len(jobs))
+}
+
+// collectParts reads every table of src once and feeds each batch to
+// every part: to a split part only its process's rows (ingest.Take), so
+// that a job of several processes in one file costs one pass, not one per
+// process.
+func collectParts(src ingest.Source, parts []*part) error {
+	var order []*ingest.Table
+	byTable := map[*ingest.Table]*collectJob{}
+	finish := make([]func(), len(parts))
+	for i, p := range parts {
+		fs, fin := p.feeds(src)
+		finish[i] = fin
+		for t, f := range fs {
+			j := byTable[t]
+			if j == nil {
+				j = &collectJob{t: t, fns: make([]func(arrow.RecordBatch), len(parts))}
+				byTable[t] = j
+				order = append(order, t)
+			}
+			j.fns[i] = f.fn
+			// nil columns: all of them.
+			if f.cols == nil {
+				j.all = true
+			}
+			j.cols = union(j.cols, f.cols)
+			if p.split && t.Has(ingest.ColPid) {
+				j.split = true
+			}
+		}
+	}
+	// Tables in a fixed order (the big ones first), whatever the maps gave.
+	slices.SortStableFunc(order, func(x, y *ingest.Table) int {
+		return cmp.Or(cmp.Compare(tableRank(x), tableRank(y)), cmp.Compare(x.Name, y.Name))
+	})
+	errs := make([]error, len(order))
 	var wg sync.WaitGroup
 	// Bound concurrency: SQLite readers are CPU-bound, and the large
 	// tables dominate; four at a time keeps two cores busy without
 	// holding many batches in memory at once.
 	sem := make(chan struct{}, 4)
-	for i, j := range jobs {
+	for i, t := range order {
+		j := byTable[t]
+		switch {
+		case j.all:
+			j.cols = nil
+		case j.split:
+			j.cols = union(j.cols, []string{ingest.ColPid})
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			fn := func(r arrow.RecordBatch) error { j.fn(r); return nil }
+			fn := j.feed(parts)
 			if cs, ok := src.(ingest.ColumnScanner); ok {
-				errs[i] = cs.ScanColumns(j.t, j.cols, fn)
+				errs[i] = cs.ScanColumns(t, j.cols, fn)
 			} else {
-				errs[i] = src.Scan(j.t, fn)
+				errs[i] = src.Scan(t, fn)
 			}
 		}()
 	}
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", jobs[i].t.Name, err)
+			return fmt.Errorf("reading %s: %w", order[i].Name, err)
 		}
 	}
-	md.finish()
-	// The batch buffers kept for reuse and the lookup maps are done with:
-	// drop them before the analysis.
+	for _, f := range finish {
+		f()
+	}
+	// The batch buffers kept for reuse are done with: drop them before
+	// the analysis.
 	ingest.ReleaseBuffers()
-	for _, in := range []*interner{c.apiNames, c.kernelNames, c.siteNames, c.nvtxNames} {
-		in.ids, in.clash, in.keys = nil, nil, nil
+	return nil
+}
+
+// collectOrder is the order collect starts its table reads in.
+var collectOrder = []*ingest.Table{ingest.API, ingest.Kernel, ingest.Memcpy, ingest.Memset, ingest.Sync,
+	ingest.GPUFault, ingest.CPUFault, ingest.NVTX, ingest.MemUsage, ingest.Thread, ingest.GPU}
+
+func tableRank(t *ingest.Table) int {
+	if i := slices.Index(collectOrder, t); i >= 0 {
+		return i
 	}
-	for _, s := range []span{kSpan, cSpan, sSpan} {
-		if s.lo <= s.hi {
-			c.gpuSpan.add(s.lo, s.hi)
+	return len(collectOrder)
+}
+
+// collectJob is the read of one table in collect's pass.
+type collectJob struct {
+	t     *ingest.Table
+	cols  []string
+	fns   []func(arrow.RecordBatch) // by part; nil where a part does not read the table
+	split bool                      // some part takes only its process's rows
+	all   bool                      // some part reads every column
+}
+
+// feed returns the scan callback that hands each batch to the parts.
+func (j *collectJob) feed(parts []*part) func(arrow.RecordBatch) error {
+	if !j.split {
+		return func(r arrow.RecordBatch) error {
+			for _, fn := range j.fns {
+				if fn != nil {
+					fn(r)
+				}
+			}
+			return nil
 		}
 	}
-	return c, nil
+	slot := map[int64]int{} // pid → index in rows
+	var pids []int64
+	for i, p := range parts {
+		if p.split && j.fns[i] != nil {
+			if _, ok := slot[p.pid]; !ok {
+				slot[p.pid] = len(pids)
+				pids = append(pids, p.pid)
+			}
+		}
+	}
+	rows := make([][]int32, len(pids))
+	return func(r arrow.RecordBatch) error {
+		for i, p := range parts {
+			if !p.split && j.fns[i] != nil {
+				j.fns[i](r)
+			}
+		}
+		for k := range rows {
+			rows[k] = rows[k][:0]
+		}
+		pid := ingest.I64(r, j.t, ingest.ColPid)
+		var last int64
+		lk, have := -1, false
+		for i := 0; i < pid.Len(); i++ {
+			if v := pid.Value(i); !have || v != last {
+				last, have, lk = v, true, -1
+				if k, ok := slot[v]; ok {
+					lk = k
+				}
+			}
+			if lk >= 0 {
+				rows[lk] = append(rows[lk], int32(i))
+			}
+		}
+		for k, p := range pids {
+			if len(rows[k]) == 0 {
+				continue
+			}
+			var sub arrow.RecordBatch
+			if len(rows[k]) == int(r.NumRows()) {
+				sub = r
+				r.Retain()
+			} else {
+				sub = ingest.Take(r, rows[k])
+			}
+			for i, pt := range parts {
+				if pt.split && pt.pid == p && j.fns[i] != nil {
+					j.fns[i](sub)
+				}
+			}
+			sub.Release()
+		}
+		return nil
+	}
 }
 
 func (c *collector) addAPI(r arrow.RecordBatch) {

@@ -3,8 +3,10 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -165,6 +167,14 @@ type rankIn struct {
 	order   int
 
 	waitOnOthers, causedWait int64
+
+	// Filled by collectiveTaps during collect's pass.
+	c        *collector // collected already (a process of a multi-process file)
+	devTime  map[int64]int64
+	nvtxRank int
+
+	stepsSorted int     // stepAt: 1 when the step rows are disjoint and in time order, -1 when not, 0 unknown
+	colMaxEnd   []int64 // colOverlap: running maximum of col's ends
 }
 
 // IsCollectiveRange reports whether an NVTX range is a collective:
@@ -215,49 +225,41 @@ func ProcessCount(src ingest.Source) (int, error) {
 	return len(p), err
 }
 
-// readCollectives reads a rank's NCCL kernels, its NVTX collective ranges,
-// its device and the rank named in its NVTX ranges.
-func (ri *rankIn) readCollectives() error {
-	devTime := map[int64]int64{}
+// collectiveTaps returns taps on collect's pass that read a rank's NCCL
+// kernels, its NVTX collective ranges, its device (most kernel time) and
+// the rank named in its NVTX ranges; finishCollectives completes them.
+func (ri *rankIn) collectiveTaps() map[*ingest.Table]tap {
+	ri.devTime = map[int64]int64{}
+	ri.nvtxRank = -1
 	t := ingest.Kernel
 	// NCCL kernels by dictionary entry, each looked at once (a shared
 	// dictionary holds millions of names no batch uses).
 	nccl := newDictCache(func(v string, _ bool) bool { return IsNCCLKernel(v) })
-	err := scanTable(ri.src, t, []string{ingest.ColStart, ingest.ColEnd, ingest.ColDeviceID, ingest.ColName}, func(r arrow.RecordBatch) {
+	kern := func(r arrow.RecordBatch) {
 		st, en, dv := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd), ingest.I64(r, t, ingest.ColDeviceID)
 		names := ingest.Str(r, t, ingest.ColName)
 		nccl.batch(names)
 		for i := 0; i < int(r.NumRows()); i++ {
-			devTime[dv.Value(i)] += en.Value(i) - st.Value(i)
+			ri.devTime[dv.Value(i)] += en.Value(i) - st.Value(i)
 			if is, _ := nccl.get(names, i); is {
 				ri.kern = append(ri.kern, collective{ncclShort(names.Value(i)), st.Value(i), en.Value(i)})
 			}
 		}
-	})
-	if err != nil {
-		return err
 	}
-	ri.dev = -1
-	for d, ns := range devTime {
-		if ri.dev < 0 || ns > devTime[ri.dev] || (ns == devTime[ri.dev] && d < ri.dev) {
-			ri.dev = d
-		}
-	}
-	nvtxRank := -1
 	// Each distinct name goes through the rank pattern once: a trace's
 	// ranges repeat few names, and a regexp per range took minutes on
 	// millions of them (as in devices.go).
 	looked := map[string]struct{}{}
 	t2 := ingest.NVTX
-	err = scanTable(ri.src, t2, []string{ingest.ColStart, ingest.ColEnd, ingest.ColEventType, ingest.ColName}, func(r arrow.RecordBatch) {
+	nvtx := func(r arrow.RecordBatch) {
 		st, en, et := ingest.I64(r, t2, ingest.ColStart), ingest.I64(r, t2, ingest.ColEnd), ingest.I32(r, t2, ingest.ColEventType)
 		names := ingest.Str(r, t2, ingest.ColName)
 		for i := 0; i < int(r.NumRows()); i++ {
 			n := names.Value(i)
-			if nvtxRank < 0 {
+			if ri.nvtxRank < 0 {
 				if _, ok := looked[n]; !ok {
 					looked[strings.Clone(n)] = struct{}{}
-					nvtxRank = rankFromText(n)
+					ri.nvtxRank = rankFromText(n)
 				}
 			}
 			if en.IsNull(i) || !rangeTypes[et.Value(i)] || !IsCollectiveRange(n) {
@@ -265,10 +267,23 @@ func (ri *rankIn) readCollectives() error {
 			}
 			ri.ranges = append(ri.ranges, collective{strings.Clone(n), st.Value(i), en.Value(i)})
 		}
-	})
-	if err != nil {
-		return err
 	}
+	return map[*ingest.Table]tap{
+		t:  {cols: []string{ingest.ColStart, ingest.ColEnd, ingest.ColDeviceID, ingest.ColName}, fn: kern},
+		t2: {cols: []string{ingest.ColStart, ingest.ColEnd, ingest.ColEventType, ingest.ColName}, fn: nvtx},
+	}
+}
+
+// finishCollectives sorts what collectiveTaps read and settles the rank's
+// device and rank.
+func (ri *rankIn) finishCollectives() {
+	ri.dev = -1
+	for d, ns := range ri.devTime {
+		if ri.dev < 0 || ns > ri.devTime[ri.dev] || (ns == ri.devTime[ri.dev] && d < ri.dev) {
+			ri.dev = d
+		}
+	}
+	ri.devTime = nil
 	for _, l := range [][]collective{ri.kern, ri.ranges} {
 		slices.SortFunc(l, func(x, y collective) int {
 			return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.end, y.end), cmp.Compare(x.name, y.name))
@@ -278,14 +293,13 @@ func (ri *rankIn) readCollectives() error {
 	switch r, s := RankFromEnv(info.LaunchEnv); {
 	case r >= 0:
 		ri.rank, ri.rankSrc = r, s
-	case nvtxRank >= 0:
-		ri.rank, ri.rankSrc = nvtxRank, "nvtx"
+	case ri.nvtxRank >= 0:
+		ri.rank, ri.rankSrc = ri.nvtxRank, "nvtx"
 	case rankFromText(info.ProcessNames[ri.pid]) >= 0:
 		ri.rank, ri.rankSrc = rankFromText(info.ProcessNames[ri.pid]), "process name"
 	default:
 		ri.rank, ri.rankSrc = -1, ""
 	}
-	return nil
 }
 
 // ncclShort shortens "ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)" to
@@ -304,46 +318,97 @@ func ncclShort(s string) string {
 // CUDA processes contributes one rank per process.
 func AnalyzeJob(inputs []JobInput, opts Options) (*JobResult, error) {
 	jr := &JobResult{SchemaVersion: SchemaVersion, Kind: "job", Thresholds: DefaultJobThresholds, Warnings: []string{}}
+	// First each file on its own, as one rank, its collectives read in
+	// the same pass (at most two at a time); a file that turns out to hold
+	// several CUDA processes is then read once more, split by process.
+	type input struct {
+		whole *Result
+		pids  []int64
+		rank  *rankIn // the file as one rank
+	}
+	ins := make([]input, len(inputs))
+	errs := make([]error, len(inputs))
+	sem := make(chan struct{}, 2)
+	parallelN(len(inputs), sem, func(i int) {
+		in, st := inputs[i], &ins[i]
+		if in.Whole != nil {
+			st.whole, st.pids = in.Whole, in.Whole.cudaPids
+			if st.pids == nil {
+				st.pids, errs[i] = cudaPids(in.Source)
+			}
+			return
+		}
+		st.rank = &rankIn{src: in.Source, file: filepath.Base(in.Source.Info().Path)}
+		st.whole, errs[i] = analyzePart(in.Source, opts, &part{taps: st.rank.collectiveTaps()})
+		if errs[i] == nil {
+			st.pids = st.whole.cudaPids
+		}
+	})
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", inputs[i].Source.Info().Path, err)
+		}
+	}
 	var ranks []*rankIn
-	for _, in := range inputs {
+	for i, in := range inputs {
 		info := in.Source.Info()
 		file := filepath.Base(info.Path)
 		jr.Files = append(jr.Files, file)
-		pids, err := cudaPids(in.Source)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", info.Path, err)
-		}
-		if len(pids) > 1 {
-			whole := in.Whole
-			if whole == nil {
-				if whole, err = Analyze(in.Source, opts); err != nil {
-					return nil, err
-				}
+		st := &ins[i]
+		if len(st.pids) > 1 {
+			// One more pass over the file feeds every process's analysis
+			// (each sees only its rows, as through ProcessSource), not
+			// one pass per process.
+			jr.Traces = append(jr.Traces, st.whole)
+			parts := make([]*part, len(st.pids))
+			for k, p := range st.pids {
+				ri := &rankIn{src: ProcessSource(in.Source, p), file: file, pid: p}
+				parts[k] = &part{split: true, pid: p, taps: ri.collectiveTaps()}
+				ranks = append(ranks, ri)
 			}
-			jr.Traces = append(jr.Traces, whole)
-			for _, p := range pids {
-				ranks = append(ranks, &rankIn{src: ProcessSource(in.Source, p), file: file, pid: p})
+			done := phase("collect")
+			err := collectParts(in.Source, parts)
+			done()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", info.Path, err)
+			}
+			for k, ri := range ranks[len(ranks)-len(parts):] {
+				ri.c = parts[k].c
 			}
 			continue
 		}
-		ri := &rankIn{src: in.Source, file: file}
-		if len(pids) == 1 {
-			ri.pid = pids[0]
+		ri := st.rank
+		if ri == nil {
+			ri = &rankIn{src: in.Source, file: file}
+		}
+		if len(st.pids) == 1 {
+			ri.pid = st.pids[0]
+		}
+		if st.rank != nil {
+			ri.res = st.whole
+			ri.finishCollectives()
 		}
 		ranks = append(ranks, ri)
 	}
 	if len(ranks) == 0 {
 		return nil, fmt.Errorf("job: no traces: %w", ingest.ErrNoCUDA)
 	}
-	errs := make([]error, len(ranks))
-	sem := make(chan struct{}, 2)
+	errs = make([]error, len(ranks))
 	parallelN(len(ranks), sem, func(i int) {
 		ri := ranks[i]
-		res, err := Analyze(ri.src, opts)
-		if err == nil {
-			err = ri.readCollectives()
+		if ri.res != nil {
+			return
 		}
-		ri.res, errs[i] = res, err
+		c := ri.c
+		ri.c = nil
+		if c == nil {
+			ri.res, errs[i] = analyzePart(ri.src, opts, &part{taps: ri.collectiveTaps()})
+		} else {
+			ri.res, errs[i] = analyzeCollected(c, ri.src, opts)
+		}
+		if errs[i] == nil {
+			ri.finishCollectives()
+		}
 	})
 	for i, err := range errs {
 		if err != nil {
@@ -516,12 +581,53 @@ func (r *rankIn) shift() int64 { return r.offset + r.corr }
 // stepAt returns the index of the rank's step row holding t (rank clock), or -1.
 func (r *rankIn) stepAt(t int64) int {
 	rows := r.res.Steps.Rows
+	if r.stepsSorted == 0 {
+		r.stepsSorted = 1
+		for i := 1; i < len(rows); i++ {
+			if rows[i].StartNs < rows[i-1].StartNs+rows[i-1].DurationNs {
+				r.stepsSorted = -1 // overlapping or out of order: look at every row
+				break
+			}
+		}
+	}
+	if r.stepsSorted > 0 {
+		// Disjoint rows in time order: the only candidate is the last row
+		// starting at or before t.
+		i := sort.Search(len(rows), func(i int) bool { return rows[i].StartNs > t }) - 1
+		if i >= 0 && t < rows[i].StartNs+rows[i].DurationNs {
+			return rows[i].Index
+		}
+		return -1
+	}
 	for i := range rows {
 		if t >= rows[i].StartNs && t < rows[i].StartNs+rows[i].DurationNs {
 			return rows[i].Index
 		}
 	}
 	return -1
+}
+
+// colOverlap is the rank's time in collectives within [lo,hi) (rank
+// clock), summed over its collectives (sorted by start).
+func (r *rankIn) colOverlap(lo, hi int64) int64 {
+	if r.colMaxEnd == nil && len(r.col) > 0 {
+		r.colMaxEnd = make([]int64, len(r.col))
+		m := int64(math.MinInt64)
+		for k, c := range r.col {
+			m = max(m, c.end)
+			r.colMaxEnd[k] = m
+		}
+	}
+	var ns int64
+	// Collectives starting before hi, walked back while any of those
+	// before could still end after lo.
+	k := sort.Search(len(r.col), func(k int) bool { return r.col[k].start >= hi }) - 1
+	for ; k >= 0 && r.colMaxEnd[k] > lo; k-- {
+		if o := min(hi, r.col[k].end) - max(lo, r.col[k].start); o > 0 {
+			ns += o
+		}
+	}
+	return ns
 }
 
 // episodeAt returns the storm episode of the rank overlapping [lo,hi) (rank clock).
@@ -609,7 +715,7 @@ func (jr *JobResult) matchCollectives(ranks []*rankIn) {
 		}
 		a := Attribution{Step: step, Collective: L.col[k].name, Index: k, StragglerRank: L.rank, Episode: e.Index, LateNs: lateNs, WaitNs: total, Waiters: waits}
 		if step >= 0 {
-			for _, s := range L.res.Steps.Rows {
+			for _, s := range L.res.Steps.Rows { // once per attribution
 				if s.Index == step {
 					a.GPUFaults, a.CPUFaults = s.GPUFaults, s.CPUFaults
 				}
@@ -665,9 +771,12 @@ func (jr *JobResult) buildSteps(ranks []*rankIn) {
 		dur  int64
 	}
 	per := map[int][]rs{}
-	for _, r := range ranks {
-		for _, s := range r.res.Steps.Rows {
+	rowsOf := make([]map[int][]int, len(ranks)) // per rank: step index → its rows
+	for ri, r := range ranks {
+		rowsOf[ri] = map[int][]int{}
+		for k, s := range r.res.Steps.Rows {
 			per[s.Index] = append(per[s.Index], rs{r.rank, s.DurationNs})
+			rowsOf[ri][s.Index] = append(rowsOf[ri][s.Index], k)
 		}
 	}
 	var idx []int
@@ -688,16 +797,9 @@ func (jr *JobResult) buildSteps(ranks []*rankIn) {
 		js.MedianNs = round1(medianOf(ds))
 		js.SkewNs = js.SlowestNs - int64(js.MedianNs)
 		for ri, r := range ranks {
-			for _, s := range r.res.Steps.Rows {
-				if s.Index != i {
-					continue
-				}
-				lo, hi := s.StartNs, s.StartNs+s.DurationNs
-				for _, c := range r.col {
-					if o := min(hi, c.end) - max(lo, c.start); o > 0 {
-						js.CollectiveNs[ri] += o
-					}
-				}
+			for _, k := range rowsOf[ri][i] {
+				s := &r.res.Steps.Rows[k]
+				js.CollectiveNs[ri] += r.colOverlap(s.StartNs, s.StartNs+s.DurationNs)
 				if s.Episode > 0 {
 					js.StormRanks = append(js.StormRanks, r.rank)
 				}

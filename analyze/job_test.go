@@ -3,11 +3,13 @@ package analyze_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
 
 	"github.com/umtrace/umtrace/analyze"
+	"github.com/umtrace/umtrace/ingest"
 	"github.com/umtrace/umtrace/ingest/nsys"
 	"github.com/umtrace/umtrace/ingest/nsys/synth"
 	"github.com/umtrace/umtrace/ingest/testshared"
@@ -213,5 +215,55 @@ func TestJobReproducerTraces(t *testing.T) {
 	checkStraggler(t, jr, 1, all)
 	if jr.Ranks[0].WaitOnOthersNs < 100_000_000 {
 		t.Errorf("rank 0 waited %d ns for rank 1; the run showed a barrier P50 of 39 ms per step", jr.Ranks[0].WaitOnOthersNs)
+	}
+}
+
+// TestJobSplitMatchesProcessSource: a file of several processes is read
+// once more, split by process, instead of once per process; each rank's
+// analysis must equal Analyze of the file restricted to that process
+// (ProcessSource), and the whole-file analysis must equal Analyze of the
+// file. Real: the H200 multi-process recording; synth: the address-diverse
+// shape (4 processes, shuffled rows, overlapping correlation ids).
+func TestJobSplitMatchesProcessSource(t *testing.T) {
+	small := synth.DefaultConfig
+	small.Seed, small.Steps, small.KernelsPerStep, small.Episodes, small.EpisodeSteps, small.DecoySteps = 7, 120, 8, 2, 6, 3
+	cfg, err := synth.WithShape(small, "address-diverse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad := filepath.Join(t.TempDir(), "address-diverse.sqlite")
+	if _, err := synth.Generate(ad, cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{testshared.Testdata("reproducer", "multi", "multi-process.sqlite"), ad} {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			jr := runJob(t, []string{path})
+			r, err := nsys.Open(path, nsys.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if len(jr.Traces) != 1 || len(jr.Results) != len(jr.Ranks) || len(jr.Ranks) < 2 {
+				t.Fatalf("%d whole-file analyses, %d results for %d ranks", len(jr.Traces), len(jr.Results), len(jr.Ranks))
+			}
+			same := func(what string, got *analyze.Result, src ingest.Source) {
+				want, err := analyze.Analyze(src, analyze.DefaultOptions())
+				if err != nil {
+					t.Fatal(err)
+				}
+				a, _ := json.Marshal(got)
+				b, _ := json.Marshal(want)
+				if !bytes.Equal(a, b) {
+					t.Errorf("%s: the split pass gives another analysis than a pass of its own (%d vs %d JSON bytes)", what, len(a), len(b))
+				}
+			}
+			same("whole file", jr.Traces[0], r)
+			for i, row := range jr.Ranks {
+				same(fmt.Sprintf("rank %d (pid %d)", row.Rank, row.Pid), jr.Results[i], analyze.ProcessSource(r, row.Pid))
+				if jr.Results[i].Trace.Processes != 1 {
+					t.Errorf("rank %d: %d processes in its analysis", row.Rank, jr.Results[i].Trace.Processes)
+				}
+			}
+		})
 	}
 }

@@ -40,6 +40,9 @@ type Result struct {
 	Memory        *Memory          `json:"memory,omitempty"` // GPU memory pressure; only with memory-usage records or failed allocations
 	Thresholds    Thresholds       `json:"thresholds"`
 	Warnings      []string         `json:"warnings"`
+	// cudaPids are the processes with CUDA API calls or GPU work, from
+	// collect (a job splits a file that has several).
+	cudaPids []int64
 }
 
 // TraceMeta describes the analyzed trace.
