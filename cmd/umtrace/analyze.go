@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -78,11 +77,7 @@ func cmdAnalyze(stdout, stderr io.Writer, args []string) error {
 		// One file, several CUDA processes: the ranks of a job.
 		return analyzeJob(stdout, fs.Args(), af.opener(), opts, out, *failOnStorm, res)
 	}
-	var buf bytes.Buffer
-	if err := report.Generate(&buf, res, format); err != nil {
-		return internal(err)
-	}
-	if err := out.write(stdout, buf.Bytes()); err != nil {
+	if err := out.stream(stdout, func(w io.Writer) error { return report.Generate(w, res, format) }); err != nil {
 		return err
 	}
 	if *failOnStorm && res.Verdict == analyze.VerdictStorm {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -70,11 +69,7 @@ func analyzeJob(stdout io.Writer, args []string, o job.Opener, opts analyze.Opti
 	if err != nil {
 		return badInput(err)
 	}
-	var buf bytes.Buffer
-	if err := report.GenerateJob(&buf, jr, format); err != nil {
-		return internal(err)
-	}
-	if err := out.write(stdout, buf.Bytes()); err != nil {
+	if err := out.stream(stdout, func(w io.Writer) error { return report.GenerateJob(w, jr, format) }); err != nil {
 		return err
 	}
 	if failOnStorm && jr.Verdict == analyze.VerdictStorm {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -80,6 +81,27 @@ func (o *output) resolve(inputs ...string) (string, error) {
 }
 
 // write puts data in the -o file (atomically) or on stdout.
+// stream writes what gen generates to stdout or the output file (atomically,
+// as write), without holding it all in memory: a job's JSON reaches
+// hundreds of MB.
+func (o *output) stream(stdout io.Writer, gen func(io.Writer) error) error {
+	if *o.path == "" {
+		bw := bufio.NewWriterSize(stdout, 256<<10)
+		err := gen(bw)
+		if err == nil {
+			err = bw.Flush()
+		}
+		if err != nil {
+			return internal(fmt.Errorf("writing output: %w", err))
+		}
+		return nil
+	}
+	if err := job.WriteFileAtomicFunc(*o.path, gen); err != nil {
+		return internal(err)
+	}
+	return nil
+}
+
 func (o *output) write(stdout io.Writer, data []byte) error {
 	if *o.path == "" {
 		if _, err := stdout.Write(data); err != nil {

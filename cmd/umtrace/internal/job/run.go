@@ -1,6 +1,7 @@
 package job
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -239,10 +240,28 @@ func readCache(path, sha string, opts Options) (report.SummaryRow, bool) {
 // An existing device or pipe (/dev/stdout) is written directly: a rename
 // would replace it.
 func WriteFileAtomic(path string, data []byte) error {
+	return WriteFileAtomicFunc(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteFileAtomicFunc is WriteFileAtomic for output that gen writes in
+// pieces (a report streamed, not held in memory): buffered, to a
+// temporary file renamed over path only when gen and every write
+// succeeded.
+func WriteFileAtomicFunc(path string, gen func(io.Writer) error) error {
+	put := func(f *os.File) error {
+		bw := bufio.NewWriterSize(f, 256<<10)
+		if err := gen(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err == nil {
-			_, err = f.Write(data)
+			err = put(f)
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}
@@ -256,7 +275,7 @@ func WriteFileAtomic(path string, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	_, werr := f.Write(data)
+	werr := put(f)
 	cerr := f.Close()
 	if werr == nil {
 		werr = cerr
