@@ -168,7 +168,10 @@ func (a *analysis) run() (*Result, error) {
 	if r.Trace.GPUs == nil {
 		r.Trace.GPUs = []string{}
 	}
-	return r, nil
+	// A copy: a pointer into a would keep the whole analysis (the
+	// collected records, the merged GPU work) alive as long as the result.
+	out := *r
+	return &out, nil
 }
 
 // workCmp orders GPU work by end, longest first, then by name.
