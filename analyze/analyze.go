@@ -208,10 +208,13 @@ func mergeWork(lists ...*chunks[gpuWork]) []gpuWork {
 			}
 		}
 	}
+	// The lists are consumed: each block is dropped once copied, so that
+	// the merged copy and the blocks are not both whole in memory (one
+	// stream can hold all of a trace's millions of kernels).
 	ws := make([]gpuWork, 0, n)
 	if !sorted {
 		for _, l := range lists {
-			ws = l.appendTo(ws)
+			ws = l.drainTo(ws)
 		}
 		slices.SortFunc(ws, workCmp)
 		return ws
@@ -239,13 +242,14 @@ func mergeWork(lists ...*chunks[gpuWork]) []gpuWork {
 		if len(cs) == 1 {
 			// One list left: copy the rest of it block by block.
 			ws = append(ws, c.l.blocks[c.b][c.i:]...)
-			for _, b := range c.l.blocks[c.b+1:] {
-				ws = append(ws, b...)
-			}
+			c.l.blocks[c.b] = nil
+			c.l.blocks = c.l.blocks[c.b+1:]
+			ws = c.l.drainTo(ws)
 			break
 		}
 		ws = append(ws, at(c))
 		if c.i++; c.i == len(c.l.blocks[c.b]) {
+			c.l.blocks[c.b] = nil
 			c.b, c.i = c.b+1, 0
 			if c.b == len(c.l.blocks) {
 				cs = slices.Delete(cs, best, best+1)

@@ -43,3 +43,17 @@ func (c *chunks[T]) appendTo(dst []T) []T {
 	}
 	return dst
 }
+
+// drainTo appends the elements to dst, in order, dropping each block once
+// copied; c is empty afterwards.
+func (c *chunks[T]) drainTo(dst []T) []T {
+	if c == nil {
+		return dst
+	}
+	for i, b := range c.blocks {
+		dst = append(dst, b...)
+		c.blocks[i] = nil
+	}
+	c.blocks, c.n = nil, 0
+	return dst
+}

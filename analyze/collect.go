@@ -171,6 +171,7 @@ type gfault struct {
 	pid        int64
 	addr       uint64
 	n          int64
+	dev        int64 // deviceId (per-device figures and lanes)
 }
 
 type cfault struct {
@@ -265,7 +266,7 @@ var needed = map[*ingest.Table][]string{
 	ingest.Memcpy:   {ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColStreamID, ingest.ColCorrelationID, ingest.ColBytes, ingest.ColCopyKind, ingest.ColMigCause, ingest.ColVirtAddr},
 	ingest.Memset:   {ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColStreamID, ingest.ColCorrelationID},
 	ingest.Sync:     {ingest.ColPid, ingest.ColStreamID, ingest.ColCorrelationID},
-	ingest.GPUFault: {ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColAddress, ingest.ColNumFaults},
+	ingest.GPUFault: {ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColAddress, ingest.ColNumFaults},
 	ingest.CPUFault: {ingest.ColStart, ingest.ColPid, ingest.ColAddress, ingest.ColFunction, ingest.ColModule, ingest.ColSourceFile, ingest.ColSourceLine},
 	ingest.NVTX:     {ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColTid, ingest.ColEventType, ingest.ColName},
 	ingest.MemUsage: {ingest.ColAddress, ingest.ColBytes, ingest.ColMemKind, ingest.ColOperation},
@@ -734,9 +735,9 @@ func (c *collector) addGPUFault(r arrow.RecordBatch) {
 	t := ingest.GPUFault
 	st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
 	pid, n := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColNumFaults)
-	addr := ingest.U64(r, t, ingest.ColAddress)
+	addr, dev := ingest.U64(r, t, ingest.ColAddress), ingest.I64(r, t, ingest.ColDeviceID)
 	for i := 0; i < int(r.NumRows()); i++ {
-		c.gfaults = push(c.gfaults, gfault{start: st.Value(i), end: en.Value(i), pid: pid.Value(i), addr: addr.Value(i), n: n.Value(i)})
+		c.gfaults = push(c.gfaults, gfault{start: st.Value(i), end: en.Value(i), pid: pid.Value(i), addr: addr.Value(i), n: n.Value(i), dev: dev.Value(i)})
 	}
 }
 

@@ -116,15 +116,10 @@ type multiData struct {
 	devs      map[int64]*devAcc
 	pidDev    map[devKey]int64 // kernel time per (pid, device)
 	pidNCCL   map[int64][2]int64
-	faults    []devFault // GPU fault groups with their device, by start
 	haveScan  bool
 	memEvents []memEvent
 	failures  []failedAlloc
 	mu        sync.Mutex // the taps of different tables run concurrently
-}
-
-type devFault struct {
-	start, pid, dev, n int64
 }
 
 type memEvent struct {
@@ -234,15 +229,14 @@ func newMultiData() (*multiData, map[*ingest.Table]tap) {
 			}
 		}))
 		t3 := ingest.GPUFault
-		errs = append(errs, scanTable(src, t3, []string{ingest.ColStart, ingest.ColPid, ingest.ColDeviceID, ingest.ColNumFaults}, func(r arrow.RecordBatch) {
-			st, pid := ingest.I64(r, t3, ingest.ColStart), ingest.I64(r, t3, ingest.ColPid)
+		errs = append(errs, scanTable(src, t3, []string{ingest.ColPid, ingest.ColDeviceID, ingest.ColNumFaults}, func(r arrow.RecordBatch) {
+			pid := ingest.I64(r, t3, ingest.ColPid)
 			dv, nf := ingest.I64(r, t3, ingest.ColDeviceID), ingest.I64(r, t3, ingest.ColNumFaults)
 			for i := 0; i < int(r.NumRows()); i++ {
 				d := dev(dv.Value(i))
 				d.pids[pid.Value(i)] = true
 				d.d.GPUFaultGroups++
 				d.d.GPUFaults += nf.Value(i)
-				md.faults = append(md.faults, devFault{st.Value(i), pid.Value(i), d.d.ID, nf.Value(i)})
 			}
 		}))
 	}
@@ -283,9 +277,6 @@ func newMultiData() (*multiData, map[*ingest.Table]tap) {
 
 // finish sorts what the taps collected.
 func (md *multiData) finish() {
-	slices.SortFunc(md.faults, func(x, y devFault) int {
-		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.pid, y.pid), cmp.Compare(x.dev, y.dev), cmp.Compare(x.n, y.n))
-	})
 	slices.SortFunc(md.memEvents, func(x, y memEvent) int {
 		// Frees before allocations at the same instant: the peak is not
 		// inflated by a buffer replaced in place.
@@ -373,7 +364,7 @@ func (a *analysis) multiFigures() {
 		x.durs = append(x.durs, float64(cl.dur()))
 		x.total += cl.dur()
 	}
-	for _, f := range md.faults {
+	for _, f := range c.gfaults {
 		get(f.pid).gf += f.n
 	}
 	for _, f := range c.cfaults {
@@ -423,9 +414,10 @@ func (a *analysis) multiFigures() {
 			}
 		}
 		faults := map[int64]int64{}
-		for i := sort.Search(len(md.faults), func(i int) bool { return md.faults[i].start >= e.StartNs }); i < len(md.faults) && md.faults[i].start < e.EndNs; i++ {
-			if md.faults[i].pid == best {
-				faults[md.faults[i].dev] += md.faults[i].n
+		gf := c.gfaults // sorted by start (sortInputs)
+		for i := sort.Search(len(gf), func(i int) bool { return gf[i].start >= e.StartNs }); i < len(gf) && gf[i].start < e.EndNs; i++ {
+			if gf[i].pid == best {
+				faults[gf[i].dev] += gf[i].n
 			}
 		}
 		dv, dn := int64(-1), int64(0)

@@ -142,7 +142,7 @@ func (a *analysis) deviceLanes() {
 			}
 		}
 	}
-	for _, f := range c.multi.faults {
+	for _, f := range c.gfaults {
 		binsOf(f.dev)[bin(f.start)].GPUFaults += f.n
 	}
 	for _, f := range c.cfaults {
