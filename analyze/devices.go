@@ -89,6 +89,9 @@ func RankFromEnv(env map[string]string) (int, string) {
 }
 
 func rankFromText(s string) int {
+	if !mayHaveRank(s) {
+		return -1
+	}
 	m := rankPat.FindStringSubmatch(s)
 	if m == nil {
 		return -1
@@ -98,6 +101,19 @@ func rankFromText(s string) int {
 		return -1
 	}
 	return n
+}
+
+// mayHaveRank is a fast test that rankPat cannot match s: it needs "rank"
+// in any case (its (?i) also folds 'k' to the Kelvin sign U+212A, left to
+// the regexp). Hundreds of thousands of long distinct NVTX names took
+// seconds through the regexp alone.
+func mayHaveRank(s string) bool {
+	for i := 0; i+4 <= len(s); i++ {
+		if s[i]|0x20 == 'r' && s[i+1]|0x20 == 'a' && s[i+2]|0x20 == 'n' && (s[i+3]|0x20 == 'k' || s[i+3] == 0xe2) {
+			return true
+		}
+	}
+	return false
 }
 
 // devKey is one (pid, device) pair.

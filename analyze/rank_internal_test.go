@@ -1,0 +1,47 @@
+package analyze
+
+import (
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// TestRankFromTextPrefilter: the fast "rank" test in front of the regexp
+// changes no answer, also for mixed case, the Kelvin sign that (?i) folds
+// to 'k', names that only nearly spell rank, and long template names.
+func TestRankFromTextPrefilter(t *testing.T) {
+	long := "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl<at::native::BinaryFunctor<float, float, float, at::native::MulFunctor<float>>>(at::TensorIteratorBase &, const T1 &)::[lambda(int) (instance 1)]>(int, T3)"
+	cases := []string{
+		"", "rank", "rank 3", "RANK=12", "Rank:7", "rAnK#2", "train rank_5 step", "ran\u212a 4", "RAN\u212a-9",
+		"frank 3", "_rank 3", "prank1", "ranks 2", "ran k 2", "rak 1", "crankshaft 8", "nccl:all_reduce",
+		"step 1 [rank 0]", long, long + " rank 11", "r", "ra", "ran", "rank ", "\u212a rank 5", "RANK\u212a 6",
+	}
+	for i := 0; i < 300; i++ {
+		cases = append(cases, "step "+strconv.Itoa(i), "ProfilerStep#"+strconv.Itoa(i))
+	}
+	for _, s := range cases {
+		want := -1
+		if m := rankPat.FindStringSubmatch(s); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil {
+				want = n
+			}
+		}
+		if got := rankFromText(s); got != want {
+			t.Errorf("rankFromText(%q) = %d, the regexp alone says %d", s, got, want)
+		}
+	}
+	if rankFromText("ran\u212a 4") != 4 || rankFromText("frank 3") != -1 || rankFromText("step 1 [rank 0]") != 0 {
+		t.Error("the cases above do not test what they should")
+	}
+}
+
+// TestDigitsToN: the step key equals the regexp replacement it replaced.
+func TestDigitsToN(t *testing.T) {
+	re := regexp.MustCompile(`[0-9]+`)
+	for _, s := range []string{"", "7", "step", "step 12", "12 step 3", "ProfilerStep#41", "a1b22c333", "007", "x0", "0x",
+		"train_step_00012_rank3", "日本1語22", "\xff9\xfe", "iter 1.5e10"} {
+		if got, want := digitsToN(s), re.ReplaceAllString(s, "N"); got != want {
+			t.Errorf("digitsToN(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
