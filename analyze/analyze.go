@@ -51,10 +51,14 @@ func analyzeCollected(c *collector, src ingest.Source, opts Options) (*Result, e
 		opts.TopN = 10
 	}
 	pids := c.cudaPids()
+	var counts map[int64]*recordCounts
+	if len(pids) > 1 {
+		counts = c.countsByPid()
+	}
 	a := &analysis{c: c, src: src, info: src.Info(), opts: opts, th: opts.Thresholds}
 	res, err := a.run()
 	if res != nil {
-		res.cudaPids = pids
+		res.cudaPids, res.pidCounts = pids, counts
 	}
 	return res, err
 }

@@ -287,6 +287,42 @@ type part struct {
 	pid   int64
 	taps  map[*ingest.Table]tap
 	c     *collector
+	// want, when known (from an earlier pass over the same file), is how
+	// many records of each kind the part will collect: its lists are
+	// allocated once at that size instead of growing by doubling.
+	want *recordCounts
+}
+
+// recordCounts counts a process's collected records.
+type recordCounts struct{ calls, migrations, gfaults, cfaults, ranges int }
+
+// countsByPid counts c's records per process.
+func (c *collector) countsByPid() map[int64]*recordCounts {
+	out := map[int64]*recordCounts{}
+	get := func(p int64) *recordCounts {
+		x := out[p]
+		if x == nil {
+			x = &recordCounts{}
+			out[p] = x
+		}
+		return x
+	}
+	for i := range c.calls {
+		get(c.calls[i].pid).calls++
+	}
+	for i := range c.migrations {
+		get(int64(c.migrations[i].pid)).migrations++
+	}
+	for i := range c.gfaults {
+		get(c.gfaults[i].pid).gfaults++
+	}
+	for i := range c.cfaults {
+		get(c.cfaults[i].pid).cfaults++
+	}
+	for i := range c.ranges {
+		get(c.ranges[i].pid).ranges++
+	}
+	return out
 }
 
 // collect reads every table of src, once: the collector's own records and
@@ -339,7 +375,13 @@ type feed struct {
 func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 	c := newCollector()
 	p.c = c
-	if est, ok := src.(ingest.RowEstimator); ok && !p.split {
+	if w := p.want; w != nil {
+		c.calls = make([]call, 0, w.calls)
+		c.migrations = make([]migration, 0, w.migrations)
+		c.gfaults = make([]gfault, 0, w.gfaults)
+		c.cfaults = make([]cfault, 0, w.cfaults)
+		c.ranges = make([]nvtxRange, 0, w.ranges)
+	} else if est, ok := src.(ingest.RowEstimator); ok && !p.split {
 		c.migrations = make([]migration, 0, est.EstimateRows(ingest.Memcpy))
 		c.gfaults = make([]gfault, 0, est.EstimateRows(ingest.GPUFault))
 		c.cfaults = make([]cfault, 0, est.EstimateRows(ingest.CPUFault))

@@ -363,7 +363,7 @@ func AnalyzeJob(inputs []JobInput, opts Options) (*JobResult, error) {
 			parts := make([]*part, len(st.pids))
 			for k, p := range st.pids {
 				ri := &rankIn{src: ProcessSource(in.Source, p), file: file, pid: p}
-				parts[k] = &part{split: true, pid: p, taps: ri.collectiveTaps()}
+				parts[k] = &part{split: true, pid: p, taps: ri.collectiveTaps(), want: st.whole.pidCounts[p]}
 				ranks = append(ranks, ri)
 			}
 			done := phase("collect")

@@ -43,6 +43,10 @@ type Result struct {
 	// cudaPids are the processes with CUDA API calls or GPU work, from
 	// collect (a job splits a file that has several).
 	cudaPids []int64
+	// pidCounts are the records collect kept per process, when there
+	// were several: a job's split pass allocates each process's lists at
+	// their size.
+	pidCounts map[int64]*recordCounts
 }
 
 // TraceMeta describes the analyzed trace.
