@@ -218,13 +218,6 @@ func cudaPids(src ingest.Source) ([]int64, error) {
 	return out, nil
 }
 
-// ProcessCount returns how many processes of src made CUDA calls or ran
-// GPU work; a file with more than one is analyzed as a job.
-func ProcessCount(src ingest.Source) (int, error) {
-	p, err := cudaPids(src)
-	return len(p), err
-}
-
 // collectiveTaps returns taps on collect's pass that read a rank's NCCL
 // kernels, its NVTX collective ranges, its device (most kernel time) and
 // the rank named in its NVTX ranges; finishCollectives completes them.

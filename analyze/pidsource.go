@@ -2,15 +2,14 @@ package analyze
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/umtrace/umtrace/ingest"
 )
 
 // pidSource is a Source restricted to one process: tables with a pid column
 // yield only that process's rows; the others (GPUs, the export's span) pass
-// through. A job analyzes each process of a multi-process file through one.
+// through. A job's per-process analyses are fed by one split pass
+// (collectParts); this is their Source for anything read later.
 type pidSource struct {
 	src  ingest.Source
 	pid  int64
@@ -65,51 +64,23 @@ func withPid(t *ingest.Table, cols []string) []string {
 	return append(append([]string{}, cols...), ingest.ColPid)
 }
 
-// filterPid copies the rows of r whose pid is pid into a new batch (nil
-// when there are none); r itself is returned, retained, when every row
-// matches.
+// filterPid returns the rows of r whose pid is pid as a new batch
+// (ingest.Take; nil when there are none); r itself is returned, retained,
+// when every row matches.
 func filterPid(r arrow.RecordBatch, t *ingest.Table, pid int64) arrow.RecordBatch {
 	pids := ingest.I64(r, t, ingest.ColPid)
-	n := int(r.NumRows())
-	keep := 0
-	for i := 0; i < n; i++ {
+	var rows []int32
+	for i := 0; i < pids.Len(); i++ {
 		if pids.Value(i) == pid {
-			keep++
+			rows = append(rows, int32(i))
 		}
 	}
-	switch keep {
+	switch len(rows) {
 	case 0:
 		return nil
-	case n:
+	case pids.Len():
 		r.Retain()
 		return r
 	}
-	b := ingest.NewBuilder(memory.DefaultAllocator, t)
-	defer b.Release()
-	b.Reserve(keep)
-	for i := 0; i < n; i++ {
-		if pids.Value(i) != pid {
-			continue
-		}
-		for c, col := range t.Columns {
-			a := r.Column(c)
-			if a.IsNull(i) {
-				b.Null(c)
-				continue
-			}
-			switch col.Kind {
-			case ingest.Int64:
-				b.Int64(c, a.(*array.Int64).Value(i))
-			case ingest.Int32:
-				b.Int32(c, a.(*array.Int32).Value(i))
-			case ingest.Uint64:
-				b.Uint64(c, a.(*array.Uint64).Value(i))
-			case ingest.String:
-				d := a.(*array.Dictionary)
-				b.String(c, d.Dictionary().(*array.String).Value(d.GetValueIndex(i)))
-			}
-		}
-		b.EndRow()
-	}
-	return b.NewBatch()
+	return ingest.Take(r, rows)
 }

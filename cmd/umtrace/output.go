@@ -103,16 +103,10 @@ func (o *output) stream(stdout io.Writer, gen func(io.Writer) error) error {
 }
 
 func (o *output) write(stdout io.Writer, data []byte) error {
-	if *o.path == "" {
-		if _, err := stdout.Write(data); err != nil {
-			return internal(fmt.Errorf("writing output: %w", err))
-		}
-		return nil
-	}
-	if err := job.WriteFileAtomic(*o.path, data); err != nil {
-		return internal(err)
-	}
-	return nil
+	return o.stream(stdout, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 }
 
 // outDirFlag registers --out-dir (and --out as a hidden, deprecated alias)
