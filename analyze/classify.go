@@ -12,7 +12,7 @@ const (
 )
 
 // SyncScope says which GPU work a host-blocking call waits for.
-type SyncScope int
+type SyncScope int8
 
 const (
 	ScopeDevice SyncScope = iota // all prior work of the process on the device

@@ -117,14 +117,16 @@ type call struct {
 	start, end int64
 	pid, tid   int64
 	corr       int64
-	api        int32 // id in collector.apiNames
-	scope      SyncScope
-	explicit   bool // an explicit sync (HostBlocking's Kind); no strings here, so the GC need not scan calls
 	// Filled by the analysis.
 	overlap float64
-	stall   bool
 	stream  int64   // stream synced, or -1 for device-wide
 	waited  gpuWork // GPU work waited for; name noWork when none
+	// The small fields last, so that a call is 80 bytes, not 96: there
+	// can be millions.
+	api      int32 // id in collector.apiNames
+	scope    SyncScope
+	explicit bool // an explicit sync (HostBlocking's Kind); no strings here, so the GC need not scan calls
+	stall    bool // filled by the analysis
 }
 
 // noWork marks a call that waited for no GPU work.
@@ -224,7 +226,10 @@ type collector struct {
 	// keep their exact duration in longAPI instead.
 	apiDurs []*chunks[uint32]
 	longAPI map[int32][]int64
+	// calls is filled from callBuf when the pass ends: a list grown by
+	// doubling would carry up to half its size spare through the analysis.
 	calls   []call
+	callBuf chunks[call]
 	managed int
 	threads map[streamKey]bool // (pid, tid)
 	// firstRT is each process's first CUDA runtime call (startup.go).
@@ -253,6 +258,7 @@ type collector struct {
 	multi *multiData
 	// NVTX, threads, GPUs
 	ranges      []nvtxRange
+	rangeBuf    chunks[nvtxRange] // ranges while collecting
 	nvtxNames   *interner
 	threadNames map[streamKey]string
 	gpus        []string
@@ -294,7 +300,7 @@ type part struct {
 }
 
 // recordCounts counts a process's collected records.
-type recordCounts struct{ calls, migrations, gfaults, cfaults, ranges int }
+type recordCounts struct{ migrations, gfaults, cfaults int }
 
 // countsByPid counts c's records per process.
 func (c *collector) countsByPid() map[int64]*recordCounts {
@@ -307,9 +313,6 @@ func (c *collector) countsByPid() map[int64]*recordCounts {
 		}
 		return x
 	}
-	for i := range c.calls {
-		get(c.calls[i].pid).calls++
-	}
 	for i := range c.migrations {
 		get(int64(c.migrations[i].pid)).migrations++
 	}
@@ -318,9 +321,6 @@ func (c *collector) countsByPid() map[int64]*recordCounts {
 	}
 	for i := range c.cfaults {
 		get(c.cfaults[i].pid).cfaults++
-	}
-	for i := range c.ranges {
-		get(c.ranges[i].pid).ranges++
 	}
 	return out
 }
@@ -376,11 +376,9 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 	c := newCollector()
 	p.c = c
 	if w := p.want; w != nil {
-		c.calls = make([]call, 0, w.calls)
 		c.migrations = make([]migration, 0, w.migrations)
 		c.gfaults = make([]gfault, 0, w.gfaults)
 		c.cfaults = make([]cfault, 0, w.cfaults)
-		c.ranges = make([]nvtxRange, 0, w.ranges)
 	} else if est, ok := src.(ingest.RowEstimator); ok && !p.split {
 		c.migrations = make([]migration, 0, est.EstimateRows(ingest.Memcpy))
 		c.gfaults = make([]gfault, 0, est.EstimateRows(ingest.GPUFault))
@@ -420,6 +418,8 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 	}
 	return out, func() {
 		md.finish()
+		c.calls = c.callBuf.drainTo(make([]call, 0, c.callBuf.len()))
+		c.ranges = c.rangeBuf.drainTo(make([]nvtxRange, 0, c.rangeBuf.len()))
 		for _, in := range []*interner{c.apiNames, c.kernelNames, c.siteNames, c.nvtxNames} {
 			in.ids, in.clash, in.keys = nil, nil, nil
 		}
@@ -653,7 +653,7 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 			if !corr.IsNull(i) {
 				cr = corr.Value(i)
 			}
-			c.calls = push(c.calls, call{start: s, end: e, pid: p, tid: tid.Value(i), corr: cr, api: id, scope: cl.Scope, explicit: cl.Kind == Explicit})
+			c.callBuf.push(call{start: s, end: e, pid: p, tid: tid.Value(i), corr: cr, api: id, scope: cl.Scope, explicit: cl.Kind == Explicit})
 		}
 	}
 }
@@ -849,7 +849,7 @@ func (c *collector) addNVTX(r arrow.RecordBatch) {
 			}
 			id = local[k]
 		}
-		c.ranges = push(c.ranges, nvtxRange{start: st.Value(i), end: en.Value(i), pid: pid.Value(i), tid: tid.Value(i), nameID: id})
+		c.rangeBuf.push(nvtxRange{start: st.Value(i), end: en.Value(i), pid: pid.Value(i), tid: tid.Value(i), nameID: id})
 	}
 }
 

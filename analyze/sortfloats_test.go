@@ -101,3 +101,56 @@ func TestSortedDurations(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelSamples compares kernelSamples (uint32 samples in one list,
+// long durations aside, sorted in a shared buffer) with a plain per-name
+// float64 sort of the same runs.
+func TestKernelSamples(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	a := &analysis{c: &collector{kernelNames: &interner{names: []string{"k0", "k1", "k2", "k3"}}, longWork: map[longKey]int64{}}, work: map[streamKey][]gpuWork{}}
+	for s := range int64(3) {
+		k := streamKey{pid: 7, stream: s}
+		for i := range 9000 {
+			name := int32(rng.IntN(3)) // k3 never runs
+			if i%7 == 0 {
+				name = memsetCode
+			}
+			w := gpuWork{end: int64(i) * 1000, dur: rng.Uint32() >> rng.IntN(32), name: name}
+			if i%1000 == 3 {
+				w.dur = maxDur
+				a.c.longWork[longKey{k, w.end, name}] = 5e9 + int64(i)
+			}
+			a.work[k] = append(a.work[k], w)
+		}
+	}
+	keep := func(w gpuWork, start int64) bool { return (w.end/1000)%5 != 1 }
+	for _, want := range [][]bool{nil, {false, true, false, true}} {
+		exp := map[int32][]float64{}
+		for k, ws := range a.work {
+			for _, w := range ws {
+				if w.name < 0 || (want != nil && !want[w.name]) {
+					continue
+				}
+				if d := a.wdur(k, w); keep(w, w.end-d) {
+					exp[w.name] = append(exp[w.name], float64(d))
+				}
+			}
+		}
+		got := map[int32][]float64{}
+		a.kernelSamples(want, keep, func(id int32, ds []float64) {
+			if _, dup := got[id]; dup {
+				t.Errorf("name %d handed twice", id)
+			}
+			got[id] = slices.Clone(ds)
+		})
+		if len(got) != len(exp) {
+			t.Errorf("want %v: %d names, expected %d", want, len(got), len(exp))
+		}
+		for id, e := range exp {
+			slices.Sort(e)
+			if !slices.Equal(got[id], e) {
+				t.Errorf("want %v: name %d: %d samples differ from the plain sort (%d)", want, id, len(got[id]), len(e))
+			}
+		}
+	}
+}

@@ -158,37 +158,39 @@ func sortFloats(f, scratch []float64) {
 
 // sortedDurations returns the values of durs followed by long, sorted
 // ascending, as float64s in buf's memory (grown when short): the same
-// slice summarizeF would sort to. Without long values the uint32
-// durations are radix-sorted in the buffer itself, each half of it a
-// []uint32, and widened to float64 in place, so a sample of n costs 8n
-// bytes (a float64 copy and its sort scratch were 16n: 125 MB for one
-// API called 7.8M times).
+// slice summarizeF would sort to. durs may be left empty: its blocks go as
+// they are copied, so that the largest API's samples are not held twice.
 func sortedDurations(durs *chunks[uint32], long []int64, buf []float64) []float64 {
-	n := durs.len() + len(long)
-	if cap(buf) < n {
-		buf = make([]float64, n)
+	return sortedU32(durs.len(), func(dst []uint32) { durs.drainTo(dst[:0]) }, long, buf)
+}
+
+// sortedU32 returns n uint32 values (fill writes them into the slice it is
+// given) followed by long, sorted ascending, as float64s in buf's memory
+// (grown when short). Without long values the uint32s are radix-sorted in
+// the buffer itself, each half of it a []uint32, and widened to float64 in
+// place, so a sample of n costs 8n bytes (a float64 copy and its sort
+// scratch were 16n: 125 MB for one API called 7.8M times).
+func sortedU32(n int, fill func([]uint32), long []int64, buf []float64) []float64 {
+	total := n + len(long)
+	if cap(buf) < total {
+		buf = make([]float64, total)
 	}
-	f := buf[:n]
+	f := buf[:total]
 	if len(long) > 0 || n < 1<<12 {
-		i := 0
-		if durs != nil {
-			for _, b := range durs.blocks {
-				for _, v := range b {
-					f[i] = float64(v)
-					i++
-				}
-			}
-		}
-		for _, v := range long {
+		vals := make([]uint32, n)
+		fill(vals)
+		for i, v := range vals {
 			f[i] = float64(v)
-			i++
+		}
+		for i, v := range long {
+			f[n+i] = float64(v)
 		}
 		sortFloats(f, nil)
 		return f
 	}
 	u := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(f))), 2*n)
 	lo, hi := u[:n], u[n:]
-	durs.appendTo(lo[:0])
+	fill(lo)
 	if inLo := radixU32(lo, hi); inLo {
 		// f[i] covers u[2i] and u[2i+1], which are not below i: widen
 		// from the top so no value is overwritten before it is read.

@@ -92,7 +92,7 @@ func (a *analysis) stats() {
 		want[id] = true
 	}
 	a.kernelSamples(want, func(gpuWork, int64) bool { return true }, func(id int32, ds []float64) {
-		r.Kernels = append(r.Kernels, Kernel{Name: names[id], Dist: summarizeF(ds)})
+		r.Kernels = append(r.Kernels, Kernel{Name: names[id], Dist: summarizeSorted(ds)})
 	})
 	slices.SortFunc(r.Kernels, func(x, y Kernel) int { return cmp.Or(cmp.Compare(y.Total, x.Total), cmp.Compare(x.Name, y.Name)) })
 }
@@ -539,11 +539,17 @@ func (a *analysis) apiStats() {
 	}
 	seen := map[int32]bool{}
 	var buf []float64
+	// The most called API first: its buffer serves every other, and the
+	// others' samples are freed as each is done.
+	order := make([]int32, 0, len(c.apiDurs))
 	for i, durs := range c.apiDurs {
-		id := int32(i)
-		if durs.len() == 0 {
-			continue
+		if durs.len() > 0 {
+			order = append(order, int32(i))
 		}
+	}
+	slices.SortStableFunc(order, func(x, y int32) int { return cmp.Compare(c.apiDurs[y].len(), c.apiDurs[x].len()) })
+	for _, id := range order {
+		i, durs := int(id), c.apiDurs[id]
 		// One buffer serves every API: summarizeSorted keeps nothing.
 		ds := sortedDurations(durs, c.longAPI[id], buf)
 		buf = ds

@@ -15,9 +15,9 @@ import (
 // The GC settings are derived, not fixed. GOGC and GOMEMLIMIT from the
 // environment win; otherwise GOGC keeps the runtime's default and umtrace
 // sets a soft memory limit that starts from the size of the traces named
-// on the command line (the analysis keeps about 20 bytes per row live, and
-// an nsys export has about 50 bytes per row) and follows the live heap up:
-// after every collection the limit becomes at least 1.25 times the live
+// on the command line (a quarter of their size: the live heap peaks at
+// 0.2-0.33 of the input on the bench traces) and follows the live heap up:
+// after every collection the limit becomes at least 1.2 times the live
 // heap, so a trace that needs more memory than the estimate (millions of
 // long kernel names, say) never makes the GC run back to back, and it
 // never exceeds three quarters of the machine's memory.
@@ -28,8 +28,8 @@ import (
 
 const (
 	gcBaseBytes     = 64 << 20
-	gcBytesPerInput = 0.4 // limit bytes per byte of input trace (20 live bytes per 50-byte row)
-	gcHeadroom      = 1.25
+	gcBytesPerInput = 0.25 // limit bytes per byte of input trace
+	gcHeadroom      = 1.2
 )
 
 // setupGC applies the derived settings for a run with args.
