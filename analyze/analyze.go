@@ -392,9 +392,8 @@ func (a *analysis) findSteps() {
 	// name's group is found once: the regexp and hashing long names per
 	// range were the cost on traces with millions of ranges.
 	var keys []string
-	var lists [][]nvtxRange
-	index := map[string]int{}
-	groupOf := func(name string) int { // -1: not a candidate
+	index := map[string]int32{}
+	groupOf := func(name string) int32 { // -1: not a candidate
 		key := digitsToN(name)
 		if a.opts.StepRange != "" {
 			if name != a.opts.StepRange && key != a.opts.StepRange && !strings.HasPrefix(name, a.opts.StepRange) {
@@ -404,9 +403,9 @@ func (a *analysis) findSteps() {
 		}
 		g, ok := index[key]
 		if !ok {
-			g = len(keys)
+			g = int32(len(keys))
 			index[key] = g
-			keys, lists = append(keys, key), append(lists, nil)
+			keys = append(keys, key)
 		}
 		return g
 	}
@@ -414,21 +413,47 @@ func (a *analysis) findSteps() {
 	for i := range byID {
 		byID[i] = -2 // not looked up yet
 	}
-	for _, r := range rs {
-		var g int
+	nullGroup := int32(-2)
+	// Each range's group, counted, then the groups' lists cut from one
+	// list in range order (millions of ranges: no list grown by appends).
+	gOf := make([]int32, len(rs))
+	var counts []int
+	for i, r := range rs {
+		var g int32
 		switch {
 		case r.nameID < 0:
-			g = groupOf("")
+			if nullGroup == -2 {
+				nullGroup = groupOf("")
+			}
+			g = nullGroup
 		case byID[r.nameID] != -2:
-			g = int(byID[r.nameID])
+			g = byID[r.nameID]
 		default:
 			g = groupOf(a.c.nvtxNames.names[r.nameID])
-			byID[r.nameID] = int32(g)
+			byID[r.nameID] = g
 		}
+		gOf[i] = g
 		if g >= 0 {
+			for int(g) >= len(counts) {
+				counts = append(counts, 0)
+			}
+			counts[g]++
+		}
+	}
+	all := make([]nvtxRange, 0, len(rs))
+	lists := make([][]nvtxRange, len(keys))
+	for g := range lists {
+		if g < len(counts) {
+			lists[g] = all[len(all) : len(all) : len(all)+counts[g]]
+			all = all[:len(all)+counts[g]]
+		}
+	}
+	for i, r := range rs {
+		if g := gOf[i]; g >= 0 {
 			lists[g] = append(lists[g], r)
 		}
 	}
+	gOf = nil
 	groups := make(map[string][]nvtxRange, len(keys))
 	for g, key := range keys {
 		groups[key] = lists[g]
@@ -444,12 +469,15 @@ func (a *analysis) findSteps() {
 		if len(g) < 2 || (a.opts.StepRange == "" && len(g) < 3) {
 			continue
 		}
-		slices.SortFunc(g, func(x, y nvtxRange) int {
+		byStart := func(x, y nvtxRange) int {
 			if x.start != y.start {
 				return cmp.Compare(x.start, y.start)
 			}
 			return cmp.Compare(x.end, y.end)
-		})
+		}
+		if !slices.IsSortedFunc(g, byStart) {
+			slices.SortFunc(g, byStart)
+		}
 		ok := true
 		var total int64
 		for i := range g {

@@ -98,13 +98,40 @@ func (a *analysis) stats() {
 }
 
 func groups(m map[string][]int64, limit int) []Group {
-	out := make([]Group, 0, len(m))
-	for k, ds := range m {
-		out = append(out, Group{Key: k, Dist: summarize(ds)})
+	// The top groups by total are chosen before any is summarized: calls
+	// grouped by the kernel they waited for can form a group per kernel
+	// name, and traces have millions of names.
+	type tot struct {
+		key   string
+		total int64
 	}
-	slices.SortFunc(out, func(x, y Group) int { return cmp.Or(cmp.Compare(y.Total, x.Total), cmp.Compare(x.Key, y.Key)) })
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
+	byTotal := func(x, y tot) int { return cmp.Or(cmp.Compare(y.total, x.total), cmp.Compare(x.key, y.key)) }
+	var top []tot
+	for k, ds := range m {
+		var t int64
+		for _, d := range ds {
+			t += d
+		}
+		x := tot{k, t}
+		if limit <= 0 {
+			top = append(top, x)
+			continue
+		}
+		if len(top) == limit && byTotal(x, top[len(top)-1]) >= 0 {
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(top, x, byTotal)
+		top = slices.Insert(top, i, x)
+		if len(top) > limit {
+			top = top[:limit]
+		}
+	}
+	if limit <= 0 {
+		slices.SortFunc(top, byTotal)
+	}
+	out := make([]Group, 0, len(top))
+	for _, x := range top {
+		out = append(out, Group{Key: x.key, Dist: summarize(m[x.key])})
 	}
 	return out
 }
