@@ -31,6 +31,12 @@ type interner struct {
 	// arena holds the names' bytes, many to an allocation: millions of
 	// kernel names as separate objects make every GC cycle long.
 	arena strings.Builder
+	// lazy: names from a shared dictionary are added unlooked-up, each
+	// dictionary entry once (the dictCache sees to that); dedupe merges
+	// any string held under two entries after the pass. An nsys StringIds
+	// table holds each string once, but a redacted or merged export need
+	// not; millions of kernel names were a second of map lookups.
+	lazy, lazyAdded bool
 }
 
 func newInterner() *interner {
@@ -44,6 +50,11 @@ func (in *interner) id(s string) int32 { return in.intern(s, false) }
 // intern returns s's id; stable says s outlives its batch (a shared
 // dictionary's value), so it need not be copied.
 func (in *interner) intern(s string, stable bool) int32 {
+	if stable && in.lazy {
+		in.lazyAdded = true
+		in.names = append(in.names, s)
+		return int32(len(in.names) - 1)
+	}
 	h := maphash.String(in.seed, s)
 	first, taken := in.ids[h]
 	if taken {
@@ -94,11 +105,53 @@ func (in *interner) column(s ingest.Strings) {
 		in.keys = newDictCache(in.intern)
 	}
 	in.keys.batch(s)
-	if in.keys.shared && len(in.names) == 0 {
-		// A trace's string table: about half of it names this column
-		// (kernel names, their mangled forms the rest). Sized once.
-		in.ids = make(map[uint64]int32, s.DictLen()/2)
+	if in.keys.shared {
+		in.lazy = true
 	}
+}
+
+// dedupe merges the names that lazy interning added more than once and
+// returns each id's canonical id (the first with its string), or nil when
+// no name repeats. It runs once, after the pass.
+func (in *interner) dedupe() []int32 {
+	if !in.lazyAdded {
+		return nil
+	}
+	in.lazyAdded = false
+	type hashID struct {
+		h  uint64
+		id int32
+	}
+	hs := make([]hashID, len(in.names))
+	for i, s := range in.names {
+		hs[i] = hashID{maphash.String(in.seed, s), int32(i)}
+	}
+	slices.SortFunc(hs, func(x, y hashID) int { return cmp.Or(cmp.Compare(x.h, y.h), cmp.Compare(x.id, y.id)) })
+	var canon []int32
+	for i := 0; i < len(hs); {
+		j := i + 1
+		for j < len(hs) && hs[j].h == hs[i].h {
+			j++
+		}
+		// One hash, ids ascending: each id goes to the first equal one.
+		for a := i + 1; a < j; a++ {
+			for b := i; b < a; b++ {
+				if in.names[hs[a].id] != in.names[hs[b].id] {
+					continue
+				}
+				if canon == nil {
+					canon = make([]int32, len(in.names))
+					for k := range canon {
+						canon[k] = int32(k)
+					}
+				}
+				canon[hs[a].id] = canon[hs[b].id]
+				break
+			}
+		}
+		i = j
+	}
+	return canon
 }
 
 // key returns row i's id (-1 when null) after column(s).
@@ -417,6 +470,9 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 		}
 	}
 	return out, func() {
+		if canon := c.kernelNames.dedupe(); canon != nil {
+			c.renameKernels(canon)
+		}
 		md.finish()
 		c.calls = c.callBuf.drainTo(make([]call, 0, c.callBuf.len()))
 		c.ranges = c.rangeBuf.drainTo(make([]nvtxRange, 0, c.rangeBuf.len()))
@@ -689,6 +745,27 @@ func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[stream
 			byCorr[pidCorr{k.pid, corr.Value(i)}] = k.stream
 		}
 	}
+}
+
+// renameKernels replaces every kernel name id by canon[id].
+func (c *collector) renameKernels(canon []int32) {
+	for _, ws := range c.kernels {
+		for _, b := range ws.blocks {
+			for i := range b {
+				if b[i].name >= 0 {
+					b[i].name = canon[b[i].name]
+				}
+			}
+		}
+	}
+	long := make(map[longKey]int64, len(c.longWork))
+	for k, d := range c.longWork {
+		if k.name >= 0 {
+			k.name = canon[k.name]
+		}
+		long[k] = d
+	}
+	c.longWork = long
 }
 
 // push appends v to s, doubling the capacity when s is full: append grows

@@ -65,7 +65,19 @@ type Process struct {
 // (ncclKernel_*, ncclDevKernel_*; demangled names may carry a namespace or
 // a return type).
 func IsNCCLKernel(name string) bool {
-	return strings.Contains(name, "ncclKernel") || strings.Contains(name, "ncclDevKernel")
+	// One scan for "nccl", not one per word: this runs on every distinct
+	// kernel name (millions of 200-byte templates in some traces).
+	for i := 0; ; {
+		j := strings.Index(name[i:], "nccl")
+		if j < 0 {
+			return false
+		}
+		rest := name[i+j+4:]
+		if strings.HasPrefix(rest, "Kernel") || strings.HasPrefix(rest, "DevKernel") {
+			return true
+		}
+		i += j + 4
+	}
 }
 
 // IsNCCLRange reports whether an NVTX range marks an NCCL collective
