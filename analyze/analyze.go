@@ -219,7 +219,9 @@ func mergeWork(lists ...*chunks[gpuWork]) []gpuWork {
 		for _, l := range lists {
 			ws = l.drainTo(ws)
 		}
-		slices.SortFunc(ws, workCmp)
+		sortByKey(ws, func(w *gpuWork) uint64 { return timeKey(w.end) }, func(x, y gpuWork) int {
+			return cmp.Or(cmp.Compare(y.dur, x.dur), cmp.Compare(x.name, y.name))
+		})
 		return ws
 	}
 	// A k-way merge (k ≤ 3) over the lists' blocks.
@@ -275,31 +277,18 @@ func parallel(fns ...func()) {
 func (a *analysis) sortInputs() {
 	c := a.c
 	parallel(func() {
-		slices.SortFunc(c.calls, func(x, y call) int {
-			// Comparators test the leading key alone first: cmp.Or's
-			// arguments are all evaluated, and these sort millions.
-			if x.start != y.start {
-				return cmp.Compare(x.start, y.start)
-			}
+		// By start time (radix), then the rest.
+		sortByKey(c.calls, func(x *call) uint64 { return timeKey(x.start) }, func(x, y call) int {
 			return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(x.pid, y.pid), cmp.Compare(x.tid, y.tid))
 		})
-		slices.SortFunc(c.gfaults, func(x, y gfault) int {
-			if x.start != y.start {
-				return cmp.Compare(x.start, y.start)
-			}
+		sortByKey(c.gfaults, func(x *gfault) uint64 { return timeKey(x.start) }, func(x, y gfault) int {
 			return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(x.addr, y.addr))
 		})
-		slices.SortFunc(c.cfaults, func(x, y cfault) int {
-			if x.t != y.t {
-				return cmp.Compare(x.t, y.t)
-			}
+		sortByKey(c.cfaults, func(x *cfault) uint64 { return timeKey(x.t) }, func(x, y cfault) int {
 			return cmp.Compare(x.addr, y.addr)
 		})
 	}, func() {
-		slices.SortFunc(c.migrations, func(x, y migration) int {
-			if x.start != y.start {
-				return cmp.Compare(x.start, y.start)
-			}
+		sortByKey(c.migrations, func(x *migration) uint64 { return timeKey(x.start) }, func(x, y migration) int {
 			return cmp.Or(cmp.Compare(x.dur, y.dur), cmp.Compare(x.addr, y.addr))
 		})
 	})
@@ -469,15 +458,7 @@ func (a *analysis) findSteps() {
 		if len(g) < 2 || (a.opts.StepRange == "" && len(g) < 3) {
 			continue
 		}
-		byStart := func(x, y nvtxRange) int {
-			if x.start != y.start {
-				return cmp.Compare(x.start, y.start)
-			}
-			return cmp.Compare(x.end, y.end)
-		}
-		if !slices.IsSortedFunc(g, byStart) {
-			slices.SortFunc(g, byStart)
-		}
+		sortByKey(g, func(r *nvtxRange) uint64 { return timeKey(r.start) }, func(x, y nvtxRange) int { return cmp.Compare(x.end, y.end) })
 		ok := true
 		var total int64
 		for i := range g {
