@@ -660,7 +660,13 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 	classes := make([]*syncClass, len(local))
 	managed := make([]bool, len(local))
 	runtime := make([]bool, len(local))
-	lastThread := streamKey{-1, -1}
+	// Threads seen, by a hash of the thread: rows not in time order
+	// change thread at almost every row, and a map write per row cost
+	// more than the rest of the loop.
+	var seen [64]streamKey
+	for k := range seen {
+		seen[k] = streamKey{-1, -1}
+	}
 	for k, id := range local {
 		n := c.apiNames.names[id]
 		if cl, ok := HostBlocking[n]; ok {
@@ -685,9 +691,9 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 		}
 		c.apiSpan.add(s, e)
 		p := pid.Value(i)
-		if k := (streamKey{p, tid.Value(i)}); k != lastThread {
+		if k := (streamKey{p, tid.Value(i)}); seen[uint64(k.pid^k.stream*31)%64] != k {
 			c.threads[k] = true
-			lastThread = k
+			seen[uint64(k.pid^k.stream*31)%64] = k
 		}
 		if managed[k] {
 			c.managed++
