@@ -97,6 +97,16 @@ func newFile(f *os.File) (*File, error) {
 		return nil, err
 	}
 	n := st.Size() / int64(ps)
+	// The header's page count, as SQLite takes it: valid when non-zero
+	// and the change counter equals the version-valid-for number (a
+	// legacy writer leaves them apart); then pages past it are not part
+	// of the database, and a count past the file's end is damage.
+	if hn := int64(binary.BigEndian.Uint32(h[28:])); hn != 0 && string(h[24:28]) == string(h[92:96]) {
+		if hn > n {
+			return nil, fmt.Errorf("%w: the header counts %d pages, the file holds %d", ErrCorrupt, hn, n)
+		}
+		n = hn
+	}
 	if n > math.MaxUint32 {
 		n = math.MaxUint32
 	}

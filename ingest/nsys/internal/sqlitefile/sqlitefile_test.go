@@ -1120,7 +1120,10 @@ func TestOpenErrors(t *testing.T) {
 		{"empty", nil, ErrCorrupt},
 		{"text", []byte(strings.Repeat("this is not a database\n", 20)), ErrCorrupt},
 		{"short header", data[:50], ErrCorrupt},
-		{"header only", data[:100], nil}, // opens: it has no pages
+		{"header only", data[:100], ErrCorrupt},                       // its header counts pages the file does not hold (SQLite: malformed)
+		{"header only, no count", patched(28, 0, 0, 0, 0)[:100], nil}, // opens: it has no pages
+		{"count past the end", patched(28, 0, 0, 1, 0), ErrCorrupt},
+		{"header only, legacy count", patched(92, 0xff, 0xff, 0xff, 0xff)[:100], nil}, // version-valid-for differs: the file size (no pages) counts
 		{"page size 768", patched(16, 0x03, 0x00), ErrCorrupt},
 		{"page size 256", patched(16, 0x01, 0x00), ErrCorrupt},
 		{"page size 0", patched(16, 0, 0), ErrCorrupt},
