@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -558,13 +557,8 @@ func collectParts(src ingest.Source, parts []*part) error {
 		f()
 	}
 	// The batch buffers kept for reuse are done with: drop them before
-	// the analysis, and hand the pages they and the pass's garbage held
-	// back to the OS. The analysis's first allocations (the largest API's
-	// sort buffer: 63 MB at 30M rows) come while every collected record
-	// is live, so peak RSS is the collection plus whatever the pass left
-	// unscavenged (20 MB at 30M rows; one forced collection, ~0.1 s).
+	// the analysis.
 	ingest.ReleaseBuffers()
-	debug.FreeOSMemory()
 	return nil
 }
 

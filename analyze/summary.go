@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strconv"
@@ -550,6 +551,10 @@ func FormatNs(ns float64) string { return fmtNs(int64(ns)) }
 
 // apiStats fills the per-API tables from the packed per-call samples and
 // drops them.
+// bigSortBuffer is the size from which apiStats frees memory before it
+// allocates its sort buffer.
+const bigSortBuffer = 32 << 20
+
 func (a *analysis) apiStats() {
 	c := a.c
 	r := &a.res
@@ -575,6 +580,14 @@ func (a *analysis) apiStats() {
 		}
 	}
 	slices.SortStableFunc(order, func(x, y int32) int { return cmp.Compare(c.apiDurs[y].len(), c.apiDurs[x].len()) })
+	if len(order) > 0 && 8*c.apiDurs[order[0]].len() >= bigSortBuffer {
+		// The buffer comes while every collected record is live: the
+		// analysis's peak. Hand the pages the read left unscavenged
+		// back first, so that it does not come on top of them (30M
+		// rows: a 63 MB buffer, 20-40 MB less peak RSS for one forced
+		// collection). Smaller buffers are not worth the collection.
+		debug.FreeOSMemory()
+	}
 	for _, id := range order {
 		i, durs := int(id), c.apiDurs[id]
 		// One buffer serves every API: summarizeSorted keeps nothing.
