@@ -1,6 +1,7 @@
 package sqlitefile
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -23,6 +24,64 @@ type bound struct {
 }
 
 var full = bound{lo: math.MinInt64, hi: math.MaxInt64}
+
+// leafBounds holds the bound of every leaf Leaves has walked to, by page:
+// the pages sorted, their ranges beside them and the child flags as bits,
+// about 20 bytes a leaf. A map of bounds took 48 (19 MB for a 1.6 GB
+// export, growing with the file).
+type leafBounds struct {
+	pages []uint32
+	rng   [][2]int64
+	child []uint64 // bit i: rng[i]'s leaf is below the root
+}
+
+// get returns leaf p's bound.
+func (lb *leafBounds) get(p uint32) (bound, bool) {
+	i, ok := slices.BinarySearch(lb.pages, p)
+	if !ok {
+		return bound{}, false
+	}
+	return bound{lo: lb.rng[i][0], hi: lb.rng[i][1], child: lb.child[i/64]>>(i%64)&1 == 1}, true
+}
+
+// with returns lb with the bounds of pages added; a page already in lb
+// takes its new bound (the last one given wins).
+func (lb leafBounds) with(pages []uint32, bs []bound) leafBounds {
+	order := make([]int, len(pages))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(pages[x], pages[y]) })
+	n := len(lb.pages) + len(pages)
+	out := leafBounds{pages: make([]uint32, 0, n), rng: make([][2]int64, 0, n), child: make([]uint64, (n+63)/64)}
+	put := func(p uint32, lo, hi int64, child bool) {
+		if k := len(out.pages); k > 0 && out.pages[k-1] == p {
+			out.pages, out.rng = out.pages[:k-1], out.rng[:k-1] // replaced
+			out.child[(k-1)/64] &^= 1 << ((k - 1) % 64)
+		}
+		k := len(out.pages)
+		out.pages = append(out.pages, p)
+		out.rng = append(out.rng, [2]int64{lo, hi})
+		if child {
+			out.child[k/64] |= 1 << (k % 64)
+		}
+	}
+	i, j := 0, 0
+	for i < len(lb.pages) || j < len(order) {
+		if j == len(order) || (i < len(lb.pages) && lb.pages[i] < pages[order[j]]) {
+			put(lb.pages[i], lb.rng[i][0], lb.rng[i][1], lb.child[i/64]>>(i%64)&1 == 1)
+			i++
+			continue
+		}
+		if i < len(lb.pages) && lb.pages[i] == pages[order[j]] {
+			i++ // the new bound replaces it
+		}
+		b := bs[order[j]]
+		put(pages[order[j]], b.lo, b.hi, b.child)
+		j++
+	}
+	return out
+}
 
 // extent is a byte range [start, end) of a page.
 type extent struct{ start, end int }

@@ -49,7 +49,7 @@ type File struct {
 	windows  sync.Pool // read windows of finished cursors, for reuse
 
 	boundMu sync.Mutex
-	bounds  map[uint32]bound // key range of each leaf, from its parents (Leaves)
+	bounds  leafBounds // key range of each leaf, from its parents (Leaves)
 }
 
 // Open opens the database file at path read-only and checks its header.
@@ -164,12 +164,7 @@ func (f *File) Leaves(root uint32) ([]uint32, error) {
 		switch typ {
 		case leafTable:
 			f.boundMu.Lock()
-			if f.bounds == nil {
-				f.bounds = map[uint32]bound{}
-			}
-			for i, p := range level {
-				f.bounds[p] = bounds[i]
-			}
+			f.bounds = f.bounds.with(level, bounds)
 			f.boundMu.Unlock()
 			return level, nil
 		case interiorTable:
@@ -402,7 +397,7 @@ type Cursor struct {
 func (f *File) Bound(p uint32) (lo, hi int64) {
 	f.boundMu.Lock()
 	defer f.boundMu.Unlock()
-	b, ok := f.bounds[p]
+	b, ok := f.bounds.get(p)
 	if !ok {
 		return math.MinInt64, math.MaxInt64
 	}
@@ -537,7 +532,7 @@ func (c *Cursor) load(p uint32) error {
 		return err
 	}
 	f.boundMu.Lock()
-	b, ok := f.bounds[p]
+	b, ok := f.bounds.get(p)
 	f.boundMu.Unlock()
 	if !ok {
 		b = full // a leaf list that did not come from Leaves
