@@ -105,8 +105,13 @@ func (in *interner) column(s ingest.Strings) {
 		in.keys = newDictCache(in.intern)
 	}
 	in.keys.batch(s)
-	if in.keys.shared {
+	if in.keys.shared && !in.lazy {
 		in.lazy = true
+		// A trace's string table: about half of it names this column
+		// (kernel names; their short and mangled forms the rest). Sized
+		// once: grown by appends, millions of names were copied five
+		// times over.
+		in.names = slices.Grow(in.names, s.DictLen()/2)
 	}
 }
 
