@@ -78,14 +78,8 @@ func (a *analysis) stats() {
 	}
 	var top []int32 // sorted by byTotal, at most TopN
 	for id := range names {
-		x := int32(id)
-		if !ran[x] || (len(top) == a.opts.TopN && byTotal(x, top[len(top)-1]) >= 0) {
-			continue
-		}
-		i, _ := slices.BinarySearchFunc(top, x, byTotal)
-		top = slices.Insert(top, i, x)
-		if len(top) > a.opts.TopN {
-			top = top[:a.opts.TopN]
+		if ran[id] {
+			top = keepTop(top, int32(id), a.opts.TopN, byTotal)
 		}
 	}
 	want := make([]bool, len(names))
@@ -96,6 +90,21 @@ func (a *analysis) stats() {
 		r.Kernels = append(r.Kernels, Kernel{Name: names[id], Dist: summarizeSorted(ds)})
 	})
 	slices.SortFunc(r.Kernels, func(x, y Kernel) int { return cmp.Or(cmp.Compare(y.Total, x.Total), cmp.Compare(x.Name, y.Name)) })
+}
+
+// keepTop inserts x into top, which is sorted by order and holds at most
+// limit (> 0) elements, and returns it: the first limit of everything
+// offered, without sorting everything.
+func keepTop[T any](top []T, x T, limit int, order func(x, y T) int) []T {
+	if len(top) == limit && order(x, top[len(top)-1]) >= 0 {
+		return top
+	}
+	i, _ := slices.BinarySearchFunc(top, x, order)
+	top = slices.Insert(top, i, x)
+	if len(top) > limit {
+		top = top[:limit]
+	}
+	return top
 }
 
 func groups(m map[string][]int64, limit int) []Group {
@@ -113,18 +122,10 @@ func groups(m map[string][]int64, limit int) []Group {
 		for _, d := range ds {
 			t += d
 		}
-		x := tot{k, t}
 		if limit <= 0 {
-			top = append(top, x)
-			continue
-		}
-		if len(top) == limit && byTotal(x, top[len(top)-1]) >= 0 {
-			continue
-		}
-		i, _ := slices.BinarySearchFunc(top, x, byTotal)
-		top = slices.Insert(top, i, x)
-		if len(top) > limit {
-			top = top[:limit]
+			top = append(top, tot{k, t})
+		} else {
+			top = keepTop(top, tot{k, t}, limit, byTotal)
 		}
 	}
 	if limit <= 0 {

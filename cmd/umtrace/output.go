@@ -80,7 +80,6 @@ func (o *output) resolve(inputs ...string) (string, error) {
 	return f, nil
 }
 
-// write puts data in the -o file (atomically) or on stdout.
 // stream writes what gen generates to stdout or the output file (atomically,
 // as write), without holding it all in memory: a job's JSON reaches
 // hundreds of MB.
@@ -102,6 +101,7 @@ func (o *output) stream(stdout io.Writer, gen func(io.Writer) error) error {
 	return nil
 }
 
+// write puts data in the -o file (atomically) or on stdout.
 func (o *output) write(stdout io.Writer, data []byte) error {
 	return o.stream(stdout, func(w io.Writer) error {
 		_, err := w.Write(data)
