@@ -176,11 +176,13 @@ func sortedU32(n int, fill func([]uint32), long []int64, buf []float64) []float6
 		buf = make([]float64, total)
 	}
 	f := buf[:total]
+	u := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(f))), 2*total)
+	lo, hi := u[:n], u[n:2*n]
+	fill(lo)
 	if len(long) > 0 || n < 1<<12 {
-		vals := make([]uint32, n)
-		fill(vals)
-		for i, v := range vals {
-			f[i] = float64(v)
+		// Widened in place (from the top, as below), then sorted as floats.
+		for i := n - 1; i >= 0; i-- {
+			f[i] = float64(lo[i])
 		}
 		for i, v := range long {
 			f[n+i] = float64(v)
@@ -188,9 +190,6 @@ func sortedU32(n int, fill func([]uint32), long []int64, buf []float64) []float6
 		sortFloats(f, nil)
 		return f
 	}
-	u := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(f))), 2*n)
-	lo, hi := u[:n], u[n:]
-	fill(lo)
 	if inLo := radixU32(lo, hi); inLo {
 		// f[i] covers u[2i] and u[2i+1], which are not below i: widen
 		// from the top so no value is overwritten before it is read.
