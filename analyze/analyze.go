@@ -16,6 +16,9 @@ import (
 // Analyze reads src once and returns its analysis. It returns an error
 // wrapping ingest.ErrNoCUDA when the trace holds no CUDA activity.
 func Analyze(src ingest.Source, opts Options) (*Result, error) {
+	if opts.SplitProcesses {
+		return analyzeRanks(src, opts)
+	}
 	return analyzePart(src, opts, &part{})
 }
 
@@ -35,6 +38,61 @@ func analyzePart(src ingest.Source, opts Options, p *part) (*Result, error) {
 	return analyzeCollected(c, src, opts)
 }
 
+// fileRanks is what a job needs of a file beyond its whole analysis: its
+// CUDA processes, the analysis of each when there are several, and what
+// the collective taps read.
+type fileRanks struct {
+	pids    []int64
+	results []*Result // by pids, when there are several
+	coll    *collTaps
+}
+
+// analyzeRanks analyzes src whole and, when it holds several CUDA
+// processes, each process on its own (as Analyze of ProcessSource would),
+// all from one pass that also reads the collectives of a job's ranks
+// (Result.ranks). The processes go first: the whole analysis consumes the
+// records they are copied from.
+func analyzeRanks(src ingest.Source, opts Options) (*Result, error) {
+	if err := hasCUDA(src); err != nil {
+		return nil, err
+	}
+	ct, taps := newCollTaps()
+	p := &part{taps: taps}
+	done := phase("collect")
+	err := collectParts(src, []*part{p})
+	done()
+	if err != nil {
+		return nil, err
+	}
+	c := p.c
+	p.c = nil
+	fr := &fileRanks{pids: c.cudaPids(), coll: ct}
+	if len(fr.pids) > 1 {
+		// Two processes at a time: each holds a copy of its share of the
+		// records beside the whole trace's.
+		fr.results = make([]*Result, len(fr.pids))
+		errs := make([]error, len(fr.pids))
+		parallelN(len(fr.pids), make(chan struct{}, 2), func(k int) {
+			pid := fr.pids[k]
+			done := phase("split")
+			pc := c.process(pid)
+			done()
+			fr.results[k], errs[k] = analyzeCollected(pc, ProcessSource(src, pid), opts)
+		})
+		for k, err := range errs {
+			if err != nil {
+				return nil, fmt.Errorf("process %d: %w", fr.pids[k], err)
+			}
+		}
+	}
+	res, err := analyzeCollected(c, src, opts)
+	if err != nil {
+		return nil, err
+	}
+	res.ranks = fr
+	return res, nil
+}
+
 func hasCUDA(src ingest.Source) error {
 	if info := src.Info(); !info.HasCUDA {
 		return fmt.Errorf("%s: %w (no CUDA runtime, kernel, memcpy or sync records; profile with nsys --trace=cuda)", info.Path, ingest.ErrNoCUDA)
@@ -48,17 +106,13 @@ func analyzeCollected(c *collector, src ingest.Source, opts Options) (*Result, e
 	if opts.TopN <= 0 {
 		opts.TopN = 10
 	}
-	pids := c.cudaPids()
-	var counts map[int64]*recordCounts
-	if len(pids) > 1 {
-		counts = c.countsByPid()
-	}
+	// What only split needs goes before the analysis: the processes'
+	// references to the API samples would keep them as the analysis
+	// drains them.
+	c.apiBy, c.pidGPU = byPid[pidAPI]{}, nil
+	c.multi.procs = nil
 	a := &analysis{c: c, src: src, info: src.Info(), opts: opts, th: opts.Thresholds}
-	res, err := a.run()
-	if res != nil {
-		res.cudaPids, res.pidCounts = pids, counts
-	}
-	return res, err
+	return a.run()
 }
 
 type analysis struct {

@@ -260,6 +260,7 @@ func (c *collector) rangeName(r nvtxRange) string {
 
 type alloc struct {
 	addr  uint64
+	pid   int64
 	bytes int64
 	kind  int32
 }
@@ -281,9 +282,12 @@ type collector struct {
 	// API
 	apiNames *interner
 	// API: the duration of every call, by API id; calls of 4.29 s or more
-	// keep their exact duration in longAPI instead.
+	// keep their exact duration in longAPI instead. The pass collects them
+	// by process (apiBy, with each process's call span and managed
+	// allocations); finish puts the whole trace's together.
 	apiDurs []*chunks[uint32]
 	longAPI map[int32][]int64
+	apiBy   byPid[pidAPI]
 	// calls is filled from callBuf when the pass ends: a list grown by
 	// doubling would carry up to half its size spare through the analysis.
 	calls   []call
@@ -301,8 +305,13 @@ type collector struct {
 	copyStream  map[pidCorr]int64 // explicit copy or memset → stream
 	setStream   map[pidCorr]int64
 	gpuSpan     span
-	longMu      sync.Mutex
-	longWork    map[longKey]int64
+	// The GPU tables' spans and clamped migrations, by process (one
+	// goroutine reads each table); finish sums them into gpuSpan and
+	// clamped, and keeps each process's in pidGPU for split.
+	kernelBy, memcpyBy, memsetBy byPid[pidWork]
+	pidGPU                       map[int64]pidWork
+	longMu                       sync.Mutex
+	longWork                     map[longKey]int64
 	// Sync records
 	syncStream map[pidCorr]int64
 	// UM
@@ -333,7 +342,7 @@ var needed = map[*ingest.Table][]string{
 	ingest.GPUFault: {ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColAddress, ingest.ColNumFaults},
 	ingest.CPUFault: {ingest.ColStart, ingest.ColPid, ingest.ColAddress, ingest.ColFunction, ingest.ColModule, ingest.ColSourceFile, ingest.ColSourceLine},
 	ingest.NVTX:     {ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColTid, ingest.ColEventType, ingest.ColName},
-	ingest.MemUsage: {ingest.ColAddress, ingest.ColBytes, ingest.ColMemKind, ingest.ColOperation},
+	ingest.MemUsage: {ingest.ColAddress, ingest.ColPid, ingest.ColBytes, ingest.ColMemKind, ingest.ColOperation},
 }
 
 // tap is an extra consumer of a table's batches in collect's one pass, with
@@ -343,44 +352,11 @@ type tap struct {
 	fn   func(arrow.RecordBatch)
 }
 
-// part is one consumer of collect's pass: a collector, fed every row or,
-// when split, only the rows of process pid (tables without a pid column
-// are fed whole), with extra taps on the same batches.
+// part is one consumer of collect's pass: a collector fed every row, with
+// extra taps on the same batches.
 type part struct {
-	split bool
-	pid   int64
-	taps  map[*ingest.Table]tap
-	c     *collector
-	// want, when known (from an earlier pass over the same file), is how
-	// many records of each kind the part will collect: its lists are
-	// allocated once at that size instead of growing by doubling.
-	want *recordCounts
-}
-
-// recordCounts counts a process's collected records.
-type recordCounts struct{ migrations, gfaults, cfaults int }
-
-// countsByPid counts c's records per process.
-func (c *collector) countsByPid() map[int64]*recordCounts {
-	out := map[int64]*recordCounts{}
-	get := func(p int64) *recordCounts {
-		x := out[p]
-		if x == nil {
-			x = &recordCounts{}
-			out[p] = x
-		}
-		return x
-	}
-	for i := range c.migrations {
-		get(int64(c.migrations[i].pid)).migrations++
-	}
-	for i := range c.gfaults {
-		get(c.gfaults[i].pid).gfaults++
-	}
-	for i := range c.cfaults {
-		get(c.cfaults[i].pid).cfaults++
-	}
-	return out
+	taps map[*ingest.Table]tap
+	c    *collector
 }
 
 // collect reads every table of src, once: the collector's own records and
@@ -394,7 +370,7 @@ func collect(src ingest.Source) (*collector, error) {
 }
 
 func newCollector() *collector {
-	return &collector{
+	c := &collector{
 		apiNames: newInterner(), kernelNames: newInterner(), siteNames: newInterner(), nvtxNames: newInterner(),
 		threads: map[streamKey]bool{}, kernels: map[streamKey]*chunks[gpuWork]{}, copies: map[streamKey]*chunks[gpuWork]{},
 		memsets: map[streamKey]*chunks[gpuWork]{}, copyStream: map[pidCorr]int64{}, setStream: map[pidCorr]int64{},
@@ -402,6 +378,9 @@ func newCollector() *collector {
 		apiSpan: newSpan(), gpuSpan: newSpan(), longAPI: map[int32][]int64{}, longWork: map[longKey]int64{},
 		firstRT: map[int64]*call{},
 	}
+	c.apiBy.mk = newPidAPI
+	c.kernelBy.mk, c.memcpyBy.mk, c.memsetBy.mk = newPidWork, newPidWork, newPidWork
+	return c
 }
 
 // cudaPids lists the processes with CUDA API calls (threads) or kernels,
@@ -433,22 +412,16 @@ type feed struct {
 func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 	c := newCollector()
 	p.c = c
-	if w := p.want; w != nil {
-		c.migrations = make([]migration, 0, w.migrations)
-		c.gfaults = make([]gfault, 0, w.gfaults)
-		c.cfaults = make([]cfault, 0, w.cfaults)
-	} else if est, ok := src.(ingest.RowEstimator); ok && !p.split {
+	if est, ok := src.(ingest.RowEstimator); ok {
 		c.migrations = make([]migration, 0, est.EstimateRows(ingest.Memcpy))
 		c.gfaults = make([]gfault, 0, est.EstimateRows(ingest.GPUFault))
 		c.cfaults = make([]cfault, 0, est.EstimateRows(ingest.CPUFault))
 	}
-	kSpan, cSpan, sSpan := new(span), new(span), new(span)
-	*kSpan, *cSpan, *sSpan = newSpan(), newSpan(), newSpan()
 	out := map[*ingest.Table]feed{
 		ingest.API:      {fn: c.addAPI},
-		ingest.Kernel:   {fn: func(r arrow.RecordBatch) { c.addWork(r, ingest.Kernel, c.kernels, nil, kSpan) }},
-		ingest.Memcpy:   {fn: func(r arrow.RecordBatch) { c.addMemcpy(r, cSpan) }},
-		ingest.Memset:   {fn: func(r arrow.RecordBatch) { c.addWork(r, ingest.Memset, c.memsets, c.setStream, sSpan) }},
+		ingest.Kernel:   {fn: func(r arrow.RecordBatch) { c.addWork(r, ingest.Kernel, c.kernels, nil, &c.kernelBy) }},
+		ingest.Memcpy:   {fn: c.addMemcpy},
+		ingest.Memset:   {fn: func(r arrow.RecordBatch) { c.addWork(r, ingest.Memset, c.memsets, c.setStream, &c.memsetBy) }},
 		ingest.Sync:     {fn: c.addSync},
 		ingest.GPUFault: {fn: c.addGPUFault},
 		ingest.CPUFault: {fn: c.addCPUFault},
@@ -484,18 +457,13 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 		for _, in := range []*interner{c.apiNames, c.kernelNames, c.siteNames, c.nvtxNames} {
 			in.ids, in.clash, in.keys = nil, nil, nil
 		}
-		for _, s := range []*span{kSpan, cSpan, sSpan} {
-			if s.lo <= s.hi {
-				c.gpuSpan.add(s.lo, s.hi)
-			}
-		}
+		c.finishByPid()
 	}
 }
 
 // collectParts reads every table of src once and feeds each batch to
-// every part: to a split part only its process's rows (ingest.Take), so
-// that a job of several processes in one file costs one pass, not one per
-// process.
+// every part. (A file of several processes is read once too: its records
+// carry their pid, and split derives each process's collector.)
 func collectParts(src ingest.Source, parts []*part) error {
 	var order []*ingest.Table
 	byTable := map[*ingest.Table]*collectJob{}
@@ -516,9 +484,6 @@ func collectParts(src ingest.Source, parts []*part) error {
 				j.all = true
 			}
 			j.cols = union(j.cols, f.cols)
-			if p.split && t.Has(ingest.ColPid) {
-				j.split = true
-			}
 		}
 	}
 	// Tables in a fixed order (the big ones first), whatever the maps gave.
@@ -533,18 +498,15 @@ func collectParts(src ingest.Source, parts []*part) error {
 	sem := make(chan struct{}, 4)
 	for i, t := range order {
 		j := byTable[t]
-		switch {
-		case j.all:
+		if j.all {
 			j.cols = nil
-		case j.split:
-			j.cols = union(j.cols, []string{ingest.ColPid})
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			fn := j.feed(parts)
+			fn := j.feed()
 			if cs, ok := src.(ingest.ColumnScanner); ok {
 				errs[i] = cs.ScanColumns(t, j.cols, fn)
 			} else {
@@ -580,76 +542,19 @@ func tableRank(t *ingest.Table) int {
 
 // collectJob is the read of one table in collect's pass.
 type collectJob struct {
-	t     *ingest.Table
-	cols  []string
-	fns   []func(arrow.RecordBatch) // by part; nil where a part does not read the table
-	split bool                      // some part takes only its process's rows
-	all   bool                      // some part reads every column
+	t    *ingest.Table
+	cols []string
+	fns  []func(arrow.RecordBatch) // by part; nil where a part does not read the table
+	all  bool                      // some part reads every column
 }
 
 // feed returns the scan callback that hands each batch to the parts.
-func (j *collectJob) feed(parts []*part) func(arrow.RecordBatch) error {
-	if !j.split {
-		return func(r arrow.RecordBatch) error {
-			for _, fn := range j.fns {
-				if fn != nil {
-					fn(r)
-				}
-			}
-			return nil
-		}
-	}
-	slot := map[int64]int{} // pid → index in rows
-	var pids []int64
-	for i, p := range parts {
-		if p.split && j.fns[i] != nil {
-			if _, ok := slot[p.pid]; !ok {
-				slot[p.pid] = len(pids)
-				pids = append(pids, p.pid)
-			}
-		}
-	}
-	rows := make([][]int32, len(pids))
+func (j *collectJob) feed() func(arrow.RecordBatch) error {
 	return func(r arrow.RecordBatch) error {
-		for i, p := range parts {
-			if !p.split && j.fns[i] != nil {
-				j.fns[i](r)
+		for _, fn := range j.fns {
+			if fn != nil {
+				fn(r)
 			}
-		}
-		for k := range rows {
-			rows[k] = rows[k][:0]
-		}
-		pid := ingest.I64(r, j.t, ingest.ColPid)
-		var last int64
-		lk, have := -1, false
-		for i := 0; i < pid.Len(); i++ {
-			if v := pid.Value(i); !have || v != last {
-				last, have, lk = v, true, -1
-				if k, ok := slot[v]; ok {
-					lk = k
-				}
-			}
-			if lk >= 0 {
-				rows[lk] = append(rows[lk], int32(i))
-			}
-		}
-		for k, p := range pids {
-			if len(rows[k]) == 0 {
-				continue
-			}
-			var sub arrow.RecordBatch
-			if len(rows[k]) == int(r.NumRows()) {
-				sub = r
-				r.Retain()
-			} else {
-				sub = ingest.Take(r, rows[k])
-			}
-			for i, pt := range parts {
-				if pt.split && pt.pid == p && j.fns[i] != nil {
-					j.fns[i](sub)
-				}
-			}
-			sub.Release()
 		}
 		return nil
 	}
@@ -686,22 +591,26 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 		k := names.Key(i)
 		id := local[k]
 		s, e := st.Value(i), en.Value(i)
-		if d := e - s; d >= 0 && d < maxDur {
-			for int(id) >= len(c.apiDurs) {
-				c.apiDurs = append(c.apiDurs, &chunks[uint32]{})
-			}
-			c.apiDurs[id].push(uint32(d))
-		} else {
-			c.longAPI[id] = append(c.longAPI[id], d)
-		}
-		c.apiSpan.add(s, e)
 		p := pid.Value(i)
+		pa := c.apiBy.get(p)
+		if d := e - s; d >= 0 && d < maxDur {
+			for int(id) >= len(pa.durs) {
+				pa.durs = append(pa.durs, &chunks[uint32]{})
+			}
+			pa.durs[id].push(uint32(d))
+		} else {
+			if pa.long == nil {
+				pa.long = map[int32][]int64{}
+			}
+			pa.long[id] = append(pa.long[id], d)
+		}
+		pa.span.add(s, e)
 		if k := (streamKey{p, tid.Value(i)}); seen[uint64(k.pid^k.stream*31)%64] != k {
 			c.threads[k] = true
 			seen[uint64(k.pid^k.stream*31)%64] = k
 		}
 		if managed[k] {
-			c.managed++
+			pa.managed++
 		}
 		if runtime[k] {
 			if p != firstPid || first == nil {
@@ -725,7 +634,7 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 	}
 }
 
-func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[streamKey]*chunks[gpuWork], byCorr map[pidCorr]int64, sp *span) {
+func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[streamKey]*chunks[gpuWork], byCorr map[pidCorr]int64, by *byPid[pidWork]) {
 	st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
 	pid, strm := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColStreamID)
 	corr := ingest.I64(r, t, ingest.ColCorrelationID)
@@ -738,12 +647,14 @@ func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[stream
 	// Rows of a stream come in runs: look its list up once per run.
 	var k streamKey
 	var ws *chunks[gpuWork]
+	var sp *span
 	for i := 0; i < int(r.NumRows()); i++ {
 		if nk := (streamKey{pid.Value(i), strm.Value(i)}); ws == nil || nk != k {
 			if k, ws = nk, dst[nk]; ws == nil {
 				ws = &chunks[gpuWork]{}
 				dst[k] = ws
 			}
+			sp = &by.get(k.pid).span
 		}
 		name := int32(memsetCode)
 		if isKernel {
@@ -801,7 +712,7 @@ func (c *collector) newWork(k streamKey, start, end int64, name int32) gpuWork {
 	return gpuWork{end: end, dur: maxDur, name: name}
 }
 
-func (c *collector) addMemcpy(r arrow.RecordBatch, sp *span) {
+func (c *collector) addMemcpy(r arrow.RecordBatch) {
 	t := ingest.Memcpy
 	st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
 	pid, strm := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColStreamID)
@@ -817,11 +728,12 @@ func (c *collector) addMemcpy(r arrow.RecordBatch, sp *span) {
 			// not turn a copy into a kernel name id (-1-kd >= 0).
 			kd = 0
 		}
-		sp.add(s, e)
+		pw := c.memcpyBy.get(p)
+		pw.span.add(s, e)
 		if kd >= 11 && kd <= 13 {
 			d, b := e-s, by.Value(i)
 			if d < 0 || d >= maxDur || b < 0 || b >= maxDur {
-				c.clamped++
+				pw.clamped++
 				d, b = min(max(d, 0), maxDur), min(max(b, 0), maxDur)
 			}
 			m := migration{start: s, dur: uint32(d), bytes: uint32(b), pid: int32(p), kind: int8(kd), cause: -1}
@@ -945,9 +857,10 @@ func (c *collector) addMemUsage(r arrow.RecordBatch) {
 	t := ingest.MemUsage
 	addr, by := ingest.U64(r, t, ingest.ColAddress), ingest.I64(r, t, ingest.ColBytes)
 	kind, op := ingest.I32(r, t, ingest.ColMemKind), ingest.I32(r, t, ingest.ColOperation)
+	pid := ingest.I64(r, t, ingest.ColPid)
 	for i := 0; i < int(r.NumRows()); i++ {
 		if op.Value(i) == 0 && kind.Value(i) == 4 {
-			c.allocs = append(c.allocs, alloc{addr: addr.Value(i), bytes: by.Value(i), kind: kind.Value(i)})
+			c.allocs = append(c.allocs, alloc{addr: addr.Value(i), pid: pid.Value(i), bytes: by.Value(i), kind: kind.Value(i)})
 		}
 	}
 }

@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -139,7 +140,8 @@ type devAcc struct {
 	copy map[string]int64
 }
 
-// multiData is what the per-device pass read.
+// multiData is what the per-device pass read: the taps fill one per
+// process (procs), and finish puts them together for the whole trace.
 type multiData struct {
 	devs      map[int64]*devAcc
 	pidDev    map[devKey]int64 // kernel time per (pid, device)
@@ -147,7 +149,73 @@ type multiData struct {
 	haveScan  bool
 	memEvents []memEvent
 	failures  []failedAlloc
+	procs     map[int64]*multiData
 	mu        sync.Mutex // the taps of different tables run concurrently
+}
+
+func newMultiAcc() *multiData {
+	return &multiData{devs: map[int64]*devAcc{}, pidDev: map[devKey]int64{}, pidNCCL: map[int64][2]int64{}, haveScan: true}
+}
+
+// proc returns process p's figures.
+func (md *multiData) proc(p int64) *multiData {
+	x := md.procs[p]
+	if x == nil {
+		x = newMultiAcc()
+		md.procs[p] = x
+	}
+	return x
+}
+
+func (md *multiData) dev(id int64) *devAcc {
+	d := md.devs[id]
+	if d == nil {
+		d = &devAcc{d: Device{ID: id, PeakBytes: -1}, pids: map[int64]bool{}, mig: newMigAgg(), copy: map[string]int64{}}
+		md.devs[id] = d
+	}
+	return d
+}
+
+// merge adds x's figures to md's.
+func (md *multiData) merge(x *multiData) {
+	for id, s := range x.devs {
+		d := md.dev(id)
+		a, b := &d.d, &s.d
+		a.Kernels += b.Kernels
+		a.KernelNs += b.KernelNs
+		a.NCCLKernels += b.NCCLKernels
+		a.NCCLNs += b.NCCLNs
+		a.GPUFaultGroups += b.GPUFaultGroups
+		a.GPUFaults += b.GPUFaults
+		a.DemandBytes += b.DemandBytes
+		a.PrefetchBytes += b.PrefetchBytes
+		a.PeerBytes += b.PeerBytes
+		for p := range s.pids {
+			d.pids[p] = true
+		}
+		for k, m := range s.mig.m {
+			y := d.mig.m[k]
+			if y == nil {
+				y = &MigrationAgg{Direction: m.Direction, Cause: m.Cause}
+				d.mig.m[k] = y
+			}
+			y.Count += m.Count
+			y.Bytes += m.Bytes
+			y.TimeNs += m.TimeNs
+		}
+		for k, v := range s.copy {
+			d.copy[k] += v
+		}
+	}
+	for k, v := range x.pidDev {
+		md.pidDev[k] += v
+	}
+	for p, v := range x.pidNCCL {
+		y := md.pidNCCL[p]
+		md.pidNCCL[p] = [2]int64{y[0] + v[0], y[1] + v[1]}
+	}
+	md.memEvents = append(md.memEvents, x.memEvents...)
+	md.failures = append(md.failures, x.failures...)
 }
 
 type memEvent struct {
@@ -181,7 +249,8 @@ func isAllocAPI(name string) bool {
 // (each batch is read once for everything; the figures are used only when
 // the trace has more than one device or process). finish completes them.
 func newMultiData() (*multiData, map[*ingest.Table]tap) {
-	md := &multiData{devs: map[int64]*devAcc{}, pidDev: map[devKey]int64{}, pidNCCL: map[int64][2]int64{}}
+	md := newMultiAcc()
+	md.procs = map[int64]*multiData{}
 	taps := map[*ingest.Table]tap{}
 	const multi = true
 	scanTable := func(_ ingest.Source, t *ingest.Table, cols []string, fn func(arrow.RecordBatch)) error {
@@ -193,13 +262,13 @@ func newMultiData() (*multiData, map[*ingest.Table]tap) {
 		return nil
 	}
 	var src ingest.Source
-	dev := func(id int64) *devAcc {
-		d := md.devs[id]
-		if d == nil {
-			d = &devAcc{d: Device{ID: id, PeakBytes: -1}, pids: map[int64]bool{}, mig: newMigAgg(), copy: map[string]int64{}}
-			md.devs[id] = d
+	// Each process's figures; rows of one process come in runs.
+	lastP, last := int64(0), (*multiData)(nil)
+	proc := func(p int64) *multiData {
+		if last == nil || p != lastP {
+			lastP, last = p, md.proc(p)
 		}
-		return d
+		return last
 	}
 	var errs []error
 	if multi {
@@ -212,17 +281,18 @@ func newMultiData() (*multiData, map[*ingest.Table]tap) {
 			names := ingest.Str(r, t, ingest.ColName)
 			nccl.batch(names)
 			for i := 0; i < int(r.NumRows()); i++ {
-				d := dev(dv.Value(i))
 				p, dur := pid.Value(i), en.Value(i)-st.Value(i)
+				m := proc(p)
+				d := m.dev(dv.Value(i))
 				d.d.Kernels++
 				d.d.KernelNs += dur
 				d.pids[p] = true
-				md.pidDev[devKey{p, d.d.ID}] += dur
+				m.pidDev[devKey{p, d.d.ID}] += dur
 				if is, _ := nccl.get(names, i); is {
 					d.d.NCCLKernels++
 					d.d.NCCLNs += dur
-					x := md.pidNCCL[p]
-					md.pidNCCL[p] = [2]int64{x[0] + 1, x[1] + dur}
+					x := m.pidNCCL[p]
+					m.pidNCCL[p] = [2]int64{x[0] + 1, x[1] + dur}
 				}
 			}
 		}))
@@ -232,7 +302,7 @@ func newMultiData() (*multiData, map[*ingest.Table]tap) {
 			pid, dv := ingest.I64(r, t2, ingest.ColPid), ingest.I64(r, t2, ingest.ColDeviceID)
 			by, ck, mc := ingest.I64(r, t2, ingest.ColBytes), ingest.I32(r, t2, ingest.ColCopyKind), ingest.I32(r, t2, ingest.ColMigCause)
 			for i := 0; i < int(r.NumRows()); i++ {
-				d := dev(dv.Value(i))
+				d := proc(pid.Value(i)).dev(dv.Value(i))
 				d.pids[pid.Value(i)] = true
 				kind, b := ck.Value(i), by.Value(i)
 				if kind == 8 || kind == 10 || kind == 13 {
@@ -261,7 +331,7 @@ func newMultiData() (*multiData, map[*ingest.Table]tap) {
 			pid := ingest.I64(r, t3, ingest.ColPid)
 			dv, nf := ingest.I64(r, t3, ingest.ColDeviceID), ingest.I64(r, t3, ingest.ColNumFaults)
 			for i := 0; i < int(r.NumRows()); i++ {
-				d := dev(dv.Value(i))
+				d := proc(pid.Value(i)).dev(dv.Value(i))
 				d.pids[pid.Value(i)] = true
 				d.d.GPUFaultGroups++
 				d.d.GPUFaults += nf.Value(i)
@@ -275,7 +345,8 @@ func newMultiData() (*multiData, map[*ingest.Table]tap) {
 		dv, by := ingest.I64(r, t4, ingest.ColDeviceID), ingest.I64(r, t4, ingest.ColBytes)
 		kind, op := ingest.I32(r, t4, ingest.ColMemKind), ingest.I32(r, t4, ingest.ColOperation)
 		for i := 0; i < int(r.NumRows()); i++ {
-			md.memEvents = append(md.memEvents, memEvent{st.Value(i), pid.Value(i), dv.Value(i), by.Value(i), addr.Value(i), kind.Value(i), op.Value(i)})
+			m := proc(pid.Value(i))
+			m.memEvents = append(m.memEvents, memEvent{st.Value(i), pid.Value(i), dv.Value(i), by.Value(i), addr.Value(i), kind.Value(i), op.Value(i)})
 		}
 	}))
 	t5 := ingest.API
@@ -295,7 +366,8 @@ func newMultiData() (*multiData, map[*ingest.Table]tap) {
 				}
 			}
 			if k := names.Key(i); k >= 0 && alloc[k] {
-				md.failures = append(md.failures, failedAlloc{ingest.I64(r, t5, ingest.ColStart).Value(i), ingest.I64(r, t5, ingest.ColPid).Value(i), strings.Clone(names.Value(i))})
+				m := proc(ingest.I64(r, t5, ingest.ColPid).Value(i))
+				m.failures = append(m.failures, failedAlloc{ingest.I64(r, t5, ingest.ColStart).Value(i), ingest.I64(r, t5, ingest.ColPid).Value(i), strings.Clone(names.Value(i))})
 			}
 		}
 	}))
@@ -303,12 +375,22 @@ func newMultiData() (*multiData, map[*ingest.Table]tap) {
 	return md, taps
 }
 
-// finish sorts what the taps collected.
+// finish puts the processes' figures together and sorts what the taps
+// collected.
 func (md *multiData) finish() {
+	for _, p := range slices.Sorted(maps.Keys(md.procs)) {
+		x := md.procs[p]
+		x.sort()
+		md.merge(x)
+	}
+	md.sort()
+}
+
+func (md *multiData) sort() {
 	slices.SortFunc(md.memEvents, func(x, y memEvent) int {
 		// Frees before allocations at the same instant: the peak is not
 		// inflated by a buffer replaced in place.
-		return cmp.Or(cmp.Compare(x.t, y.t), cmp.Compare(y.op, x.op), cmp.Compare(x.pid, y.pid), cmp.Compare(x.dev, y.dev), cmp.Compare(x.addr, y.addr), cmp.Compare(x.bytes, y.bytes))
+		return cmp.Or(cmp.Compare(x.t, y.t), cmp.Compare(y.op, x.op), cmp.Compare(x.pid, y.pid), cmp.Compare(x.dev, y.dev), cmp.Compare(x.addr, y.addr), cmp.Compare(x.bytes, y.bytes), cmp.Compare(x.kind, y.kind))
 	})
 	slices.SortFunc(md.failures, func(x, y failedAlloc) int {
 		return cmp.Or(cmp.Compare(x.t, y.t), cmp.Compare(x.pid, y.pid), cmp.Compare(x.api, y.api))

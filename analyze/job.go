@@ -23,10 +23,11 @@ import (
 // JobInput is one trace of a job.
 type JobInput struct {
 	Source ingest.Source
-	// Whole, when set, is Analyze(Source, opts) already computed by the
-	// caller (analyze of one file that turned out to hold several
-	// processes): it is used as the whole-trace result instead of
-	// analyzing the file once more.
+	// Whole, when set, is Analyze(Source, opts) with opts.SplitProcesses
+	// already computed by the caller (analyze of one file that turned out
+	// to hold several processes): it and the per-process analyses the
+	// same pass made are used instead of analyzing the file once more.
+	// (Without SplitProcesses it is ignored.)
 	Whole *Result
 }
 
@@ -168,8 +169,7 @@ type rankIn struct {
 
 	waitOnOthers, causedWait int64
 
-	// Filled by collectiveTaps during collect's pass.
-	c        *collector // collected already (a process of a multi-process file)
+	// Filled from collTaps.
 	devTime  map[int64]int64
 	nvtxRank int
 
@@ -193,81 +193,104 @@ func IsCollectiveRange(name string) bool {
 	return false
 }
 
-// cudaPids lists the processes with CUDA API calls or GPU work.
-func cudaPids(src ingest.Source) ([]int64, error) {
-	set := map[int64]bool{}
-	for _, t := range []*ingest.Table{ingest.API, ingest.Kernel} {
-		err := scanTable(src, t, []string{ingest.ColPid}, func(r arrow.RecordBatch) {
-			p := ingest.I64(r, t, ingest.ColPid)
-			last := int64(-1 << 62)
-			for i := 0; i < p.Len(); i++ {
-				if v := p.Value(i); v != last {
-					set[v], last = true, v
-				}
-			}
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	out := make([]int64, 0, len(set))
-	for p := range set {
-		out = append(out, p)
-	}
-	slices.Sort(out)
-	return out, nil
+// rankColl is what collTaps read of one process.
+type rankColl struct {
+	kern, ranges []collective
+	devTime      map[int64]int64
+	nvtxRank     int
+	nvtxRow      int64 // the NVTX row (in table order) that named nvtxRank
 }
 
-// collectiveTaps returns taps on collect's pass that read a rank's NCCL
-// kernels, its NVTX collective ranges, its device (most kernel time) and
-// the rank named in its NVTX ranges; finishCollectives completes them.
-func (ri *rankIn) collectiveTaps() map[*ingest.Table]tap {
-	ri.devTime = map[int64]int64{}
-	ri.nvtxRank = -1
+// collTaps are taps on collect's pass that read, for every process, its
+// NCCL kernels, its NVTX collective ranges, its device time and the rank
+// named in its NVTX ranges: a file's ranks are its processes, or the whole
+// file as one rank (fill).
+type collTaps struct {
+	kern, nvtx byPid[rankColl] // by the kernel and the NVTX tap, each its own
+}
+
+func newRankColl() *rankColl { return &rankColl{devTime: map[int64]int64{}, nvtxRank: -1} }
+
+func newCollTaps() (*collTaps, map[*ingest.Table]tap) {
+	ct := &collTaps{}
+	ct.kern.mk, ct.nvtx.mk = newRankColl, newRankColl
 	t := ingest.Kernel
 	// NCCL kernels by dictionary entry, each looked at once (a shared
 	// dictionary holds millions of names no batch uses).
 	nccl := newDictCache(func(v string, _ bool) bool { return IsNCCLKernel(v) })
 	kern := func(r arrow.RecordBatch) {
 		st, en, dv := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd), ingest.I64(r, t, ingest.ColDeviceID)
+		pid := ingest.I64(r, t, ingest.ColPid)
 		names := ingest.Str(r, t, ingest.ColName)
 		nccl.batch(names)
 		for i := 0; i < int(r.NumRows()); i++ {
-			ri.devTime[dv.Value(i)] += en.Value(i) - st.Value(i)
+			rc := ct.kern.get(pid.Value(i))
+			rc.devTime[dv.Value(i)] += en.Value(i) - st.Value(i)
 			if is, _ := nccl.get(names, i); is {
-				ri.kern = append(ri.kern, collective{ncclShort(names.Value(i)), st.Value(i), en.Value(i)})
+				rc.kern = append(rc.kern, collective{ncclShort(names.Value(i)), st.Value(i), en.Value(i)})
 			}
 		}
 	}
 	// Each distinct name goes through the rank pattern once: a trace's
 	// ranges repeat few names, and a regexp per range took minutes on
 	// millions of them (as in devices.go).
-	looked := map[string]struct{}{}
+	looked := map[string]int{}
 	t2 := ingest.NVTX
+	var row int64
 	nvtx := func(r arrow.RecordBatch) {
 		st, en, et := ingest.I64(r, t2, ingest.ColStart), ingest.I64(r, t2, ingest.ColEnd), ingest.I32(r, t2, ingest.ColEventType)
+		pid := ingest.I64(r, t2, ingest.ColPid)
 		names := ingest.Str(r, t2, ingest.ColName)
-		for i := 0; i < int(r.NumRows()); i++ {
+		for i := 0; i < int(r.NumRows()); i, row = i+1, row+1 {
 			n := names.Value(i)
-			if ri.nvtxRank < 0 {
-				if _, ok := looked[n]; !ok {
-					looked[strings.Clone(n)] = struct{}{}
-					ri.nvtxRank = rankFromText(n)
+			rc := ct.nvtx.get(pid.Value(i))
+			if rc.nvtxRank < 0 {
+				rk, ok := looked[n]
+				if !ok {
+					rk = rankFromText(n)
+					looked[strings.Clone(n)] = rk
+				}
+				if rk >= 0 {
+					rc.nvtxRank, rc.nvtxRow = rk, row
 				}
 			}
 			if en.IsNull(i) || !rangeTypes[et.Value(i)] || !IsCollectiveRange(n) {
 				continue
 			}
-			ri.ranges = append(ri.ranges, collective{strings.Clone(n), st.Value(i), en.Value(i)})
+			rc.ranges = append(rc.ranges, collective{strings.Clone(n), st.Value(i), en.Value(i)})
 		}
 	}
-	return map[*ingest.Table]tap{
-		t:  {cols: []string{ingest.ColStart, ingest.ColEnd, ingest.ColDeviceID, ingest.ColName}, fn: kern},
-		t2: {cols: []string{ingest.ColStart, ingest.ColEnd, ingest.ColEventType, ingest.ColName}, fn: nvtx},
+	return ct, map[*ingest.Table]tap{
+		t:  {cols: []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColName}, fn: kern},
+		t2: {cols: []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColEventType, ingest.ColName}, fn: nvtx},
 	}
 }
 
-// finishCollectives sorts what collectiveTaps read and settles the rank's
+// fill gives ri what the taps read of process pid or, with whole, of every
+// row of the file (the rank named by the first NVTX row that names one).
+func (ct *collTaps) fill(ri *rankIn, pid int64, whole bool) {
+	ri.devTime, ri.nvtxRank = map[int64]int64{}, -1
+	ri.kern, ri.ranges = nil, nil
+	row := int64(-1)
+	for _, p := range ct.kern.pids() {
+		if rc := ct.kern.m[p]; whole || p == pid {
+			ri.kern = append(ri.kern, rc.kern...)
+			for d, ns := range rc.devTime {
+				ri.devTime[d] += ns
+			}
+		}
+	}
+	for _, p := range ct.nvtx.pids() {
+		if rc := ct.nvtx.m[p]; whole || p == pid {
+			ri.ranges = append(ri.ranges, rc.ranges...)
+			if rc.nvtxRank >= 0 && (row < 0 || rc.nvtxRow < row) {
+				ri.nvtxRank, row = rc.nvtxRank, rc.nvtxRow
+			}
+		}
+	}
+}
+
+// finishCollectives sorts what collTaps read and settles the rank's
 // device and rank.
 func (ri *rankIn) finishCollectives() {
 	ri.dev = -1
@@ -311,31 +334,18 @@ func ncclShort(s string) string {
 // CUDA processes contributes one rank per process.
 func AnalyzeJob(inputs []JobInput, opts Options) (*JobResult, error) {
 	jr := &JobResult{SchemaVersion: SchemaVersion, Kind: "job", Thresholds: DefaultJobThresholds, Warnings: []string{}}
-	// First each file on its own, as one rank, its collectives read in
-	// the same pass (at most two at a time); a file that turns out to hold
-	// several CUDA processes is then read once more, split by process.
-	type input struct {
-		whole *Result
-		pids  []int64
-		rank  *rankIn // the file as one rank
-	}
-	ins := make([]input, len(inputs))
+	// Each file in one pass (at most two at a time), which also analyzes
+	// each of its CUDA processes when it has several, and reads the
+	// collectives (analyzeRanks).
+	wholes := make([]*Result, len(inputs))
 	errs := make([]error, len(inputs))
 	sem := make(chan struct{}, 2)
 	parallelN(len(inputs), sem, func(i int) {
-		in, st := inputs[i], &ins[i]
-		if in.Whole != nil {
-			st.whole, st.pids = in.Whole, in.Whole.cudaPids
-			if st.pids == nil {
-				st.pids, errs[i] = cudaPids(in.Source)
-			}
+		if w := inputs[i].Whole; w != nil && w.ranks != nil {
+			wholes[i] = w
 			return
 		}
-		st.rank = &rankIn{src: in.Source, file: filepath.Base(in.Source.Info().Path)}
-		st.whole, errs[i] = analyzePart(in.Source, opts, &part{taps: st.rank.collectiveTaps()})
-		if errs[i] == nil {
-			st.pids = st.whole.cudaPids
-		}
+		wholes[i], errs[i] = analyzeRanks(inputs[i].Source, opts)
 	})
 	for i, err := range errs {
 		if err != nil {
@@ -347,66 +357,29 @@ func AnalyzeJob(inputs []JobInput, opts Options) (*JobResult, error) {
 		info := in.Source.Info()
 		file := filepath.Base(info.Path)
 		jr.Files = append(jr.Files, file)
-		st := &ins[i]
-		if len(st.pids) > 1 {
-			// One more pass over the file feeds every process's analysis
-			// (each sees only its rows, as through ProcessSource), not
-			// one pass per process.
-			jr.Traces = append(jr.Traces, st.whole)
-			parts := make([]*part, len(st.pids))
-			for k, p := range st.pids {
-				ri := &rankIn{src: ProcessSource(in.Source, p), file: file, pid: p}
-				parts[k] = &part{split: true, pid: p, taps: ri.collectiveTaps(), want: st.whole.pidCounts[p]}
+		w := wholes[i]
+		fr := w.ranks
+		w.ranks = nil
+		if len(fr.pids) > 1 {
+			jr.Traces = append(jr.Traces, w)
+			for k, p := range fr.pids {
+				ri := &rankIn{src: ProcessSource(in.Source, p), file: file, pid: p, res: fr.results[k]}
+				fr.coll.fill(ri, p, false)
+				ri.finishCollectives()
 				ranks = append(ranks, ri)
-			}
-			done := phase("collect")
-			err := collectParts(in.Source, parts)
-			done()
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", info.Path, err)
-			}
-			for k, ri := range ranks[len(ranks)-len(parts):] {
-				ri.c = parts[k].c
 			}
 			continue
 		}
-		ri := st.rank
-		if ri == nil {
-			ri = &rankIn{src: in.Source, file: file}
+		ri := &rankIn{src: in.Source, file: file, res: w}
+		if len(fr.pids) == 1 {
+			ri.pid = fr.pids[0]
 		}
-		if len(st.pids) == 1 {
-			ri.pid = st.pids[0]
-		}
-		if st.rank != nil {
-			ri.res = st.whole
-			ri.finishCollectives()
-		}
+		fr.coll.fill(ri, 0, true)
+		ri.finishCollectives()
 		ranks = append(ranks, ri)
 	}
 	if len(ranks) == 0 {
 		return nil, fmt.Errorf("job: no traces: %w", ingest.ErrNoCUDA)
-	}
-	errs = make([]error, len(ranks))
-	parallelN(len(ranks), sem, func(i int) {
-		ri := ranks[i]
-		if ri.res != nil {
-			return
-		}
-		c := ri.c
-		ri.c = nil
-		if c == nil {
-			ri.res, errs[i] = analyzePart(ri.src, opts, &part{taps: ri.collectiveTaps()})
-		} else {
-			ri.res, errs[i] = analyzeCollected(c, ri.src, opts)
-		}
-		if errs[i] == nil {
-			ri.finishCollectives()
-		}
-	})
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ranks[i].src.Info().Path, err)
-		}
 	}
 	slices.Sort(jr.Files)
 	assignRanks(ranks, jr)

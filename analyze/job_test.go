@@ -219,7 +219,8 @@ func TestJobReproducerTraces(t *testing.T) {
 }
 
 // TestJobSplitMatchesProcessSource: a file of several processes is read
-// once more, split by process, instead of once per process; each rank's
+// once, and each process's collector derived from the whole file's
+// (analyzeRanks), instead of a pass per process; each rank's
 // analysis must equal Analyze of the file restricted to that process
 // (ProcessSource), and the whole-file analysis must equal Analyze of the
 // file. Real: the H200 multi-process recording; synth: the address-diverse
@@ -254,7 +255,7 @@ func TestJobSplitMatchesProcessSource(t *testing.T) {
 				a, _ := json.Marshal(got)
 				b, _ := json.Marshal(want)
 				if !bytes.Equal(a, b) {
-					t.Errorf("%s: the split pass gives another analysis than a pass of its own (%d vs %d JSON bytes)", what, len(a), len(b))
+					t.Errorf("%s: the one pass gives another analysis than a pass of its own (%d vs %d JSON bytes)", what, len(a), len(b))
 				}
 			}
 			same("whole file", jr.Traces[0], r)

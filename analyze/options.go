@@ -16,6 +16,10 @@ type Options struct {
 	// TopN bounds the rows of "top" tables (kernels, address ranges, fault
 	// sites) in the result.
 	TopN int
+	// SplitProcesses: when the trace holds several CUDA processes, the
+	// same pass also analyzes each of them on its own, for AnalyzeJob
+	// (JobInput.Whole) to use, as a job of one file does.
+	SplitProcesses bool
 }
 
 // Thresholds are the storm detector's parameters. Every field can be set

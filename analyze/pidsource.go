@@ -8,8 +8,8 @@ import (
 
 // pidSource is a Source restricted to one process: tables with a pid column
 // yield only that process's rows; the others (GPUs, the export's span) pass
-// through. A job's per-process analyses are fed by one split pass
-// (collectParts); this is their Source for anything read later.
+// through. A job's per-process analyses are fed from the file's one pass
+// (analyzeRanks); this is their Source for anything read later.
 type pidSource struct {
 	src  ingest.Source
 	pid  int64

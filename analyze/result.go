@@ -40,13 +40,9 @@ type Result struct {
 	Memory        *Memory          `json:"memory,omitempty"` // GPU memory pressure; only with memory-usage records or failed allocations
 	Thresholds    Thresholds       `json:"thresholds"`
 	Warnings      []string         `json:"warnings"`
-	// cudaPids are the processes with CUDA API calls or GPU work, from
-	// collect (a job splits a file that has several).
-	cudaPids []int64
-	// pidCounts are the records collect kept per process, when there
-	// were several: a job's split pass allocates each process's lists at
-	// their size.
-	pidCounts map[int64]*recordCounts
+	// ranks, from analyzeRanks, is what a job needs beyond the whole
+	// analysis.
+	ranks *fileRanks
 }
 
 // TraceMeta describes the analyzed trace.

@@ -67,6 +67,9 @@ func cmdAnalyze(stdout, stderr io.Writer, args []string) error {
 		}
 		opts.Sanitizer = append(opts.Sanitizer, sanitizerInput(l))
 	}
+	// A file of several CUDA processes is a job: the same pass analyzes
+	// each process too.
+	opts.SplitProcesses = true
 	t, err := af.opener().Analyze(path, opts)
 	if err != nil {
 		return err

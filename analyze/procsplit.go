@@ -1,0 +1,197 @@
+package analyze
+
+import (
+	"maps"
+	"slices"
+)
+
+// A file of several CUDA processes (the ranks of a job) is analyzed whole
+// and once per process, all from one pass over the file: collect keeps
+// what only a process's own rows can give (its API durations and spans, its
+// GPU work's span, its per-device figures) by process, split derives each
+// process's collector from the whole trace's before the whole analysis
+// consumes it, and the per-process analyses run first. The records
+// themselves carry their pid: a process's lists are filtered copies, a
+// share of the whole, not a second read of the file.
+
+// byPid is a map by process with a small cache in front of it: the rows of
+// several processes interleave (shuffled exports), and a map lookup per
+// row cost more than the row. Each is written by one goroutine.
+type byPid[T any] struct {
+	m     map[int64]*T
+	cache [16]struct {
+		pid int64
+		v   *T
+	}
+	mk func() *T
+}
+
+func (b *byPid[T]) get(p int64) *T {
+	s := &b.cache[uint64(p)%uint64(len(b.cache))]
+	if s.v != nil && s.pid == p {
+		return s.v
+	}
+	v := b.m[p]
+	if v == nil {
+		if b.mk != nil {
+			v = b.mk()
+		} else {
+			v = new(T)
+		}
+		if b.m == nil {
+			b.m = map[int64]*T{}
+		}
+		b.m[p] = v
+	}
+	s.pid, s.v = p, v
+	return v
+}
+
+// pids returns the processes in b, sorted.
+func (b *byPid[T]) pids() []int64 { return slices.Sorted(maps.Keys(b.m)) }
+
+// pidAPI is one process's share of the API table.
+type pidAPI struct {
+	durs    []*chunks[uint32] // by API id
+	long    map[int32][]int64
+	span    span
+	managed int
+}
+
+// pidWork is one process's share of a GPU table: the span of its rows and
+// the migrations clamped to 32 bits.
+type pidWork struct {
+	span    span
+	clamped int
+}
+
+func newPidAPI() *pidAPI   { return &pidAPI{span: newSpan()} }
+func newPidWork() *pidWork { return &pidWork{span: newSpan()} }
+
+// finishByPid puts the per-process figures of the pass together into the
+// whole trace's: API durations by API (the blocks of each process's lists,
+// not copies of them: every list is sorted before use), spans, counts.
+func (c *collector) finishByPid() {
+	pids := c.apiBy.pids()
+	var n int
+	for _, p := range pids {
+		n = max(n, len(c.apiBy.m[p].durs))
+	}
+	c.apiDurs = make([]*chunks[uint32], n)
+	for id := range c.apiDurs {
+		all := &chunks[uint32]{}
+		for _, p := range pids {
+			if ds := c.apiBy.m[p].durs; id < len(ds) && ds[id] != nil {
+				all.blocks = append(all.blocks, ds[id].blocks...)
+				all.n += ds[id].n
+			}
+		}
+		c.apiDurs[id] = all
+	}
+	for _, p := range pids {
+		pa := c.apiBy.m[p]
+		for id, ls := range pa.long {
+			c.longAPI[id] = append(c.longAPI[id], ls...)
+		}
+		if pa.span.lo <= pa.span.hi {
+			c.apiSpan.add(pa.span.lo, pa.span.hi)
+		}
+		c.managed += pa.managed
+	}
+	c.pidGPU = map[int64]pidWork{}
+	for _, by := range []*byPid[pidWork]{&c.kernelBy, &c.memcpyBy, &c.memsetBy} {
+		for p, w := range by.m {
+			x, ok := c.pidGPU[p]
+			if !ok {
+				x = *newPidWork()
+			}
+			if w.span.lo <= w.span.hi {
+				x.span.add(w.span.lo, w.span.hi)
+				c.gpuSpan.add(w.span.lo, w.span.hi)
+			}
+			x.clamped += w.clamped
+			c.clamped += w.clamped
+			c.pidGPU[p] = x
+		}
+		by.m = nil
+		by.cache = [16]struct {
+			pid int64
+			v   *pidWork
+		}{}
+	}
+}
+
+// filterPid returns the elements of s whose pid is p, in order, in a list
+// of their exact size.
+func filterByPid[T any](s []T, p int64, pid func(*T) int64) []T {
+	n := 0
+	for i := range s {
+		if pid(&s[i]) == p {
+			n++
+		}
+	}
+	out := make([]T, 0, n)
+	for i := range s {
+		if pid(&s[i]) == p {
+			out = append(out, s[i])
+		}
+	}
+	return out
+}
+
+// process returns the collector a pass over process p's rows alone would
+// have filled (ProcessSource), derived from c, which it leaves as it was:
+// records are copied, the GPU work's and API durations' blocks shared (the
+// analysis copies them out, and drops only its own references), the
+// names, lookup maps and GPU list shared read-only.
+func (c *collector) process(p int64) *collector {
+	pc := &collector{
+		apiNames: c.apiNames, kernelNames: c.kernelNames, siteNames: c.siteNames, nvtxNames: c.nvtxNames,
+		copyStream: c.copyStream, setStream: c.setStream, syncStream: c.syncStream, longWork: c.longWork,
+		threadNames: c.threadNames, gpus: c.gpus,
+		apiSpan: newSpan(), gpuSpan: newSpan(), longAPI: map[int32][]int64{}, firstRT: map[int64]*call{},
+		threads: map[streamKey]bool{}, kernels: map[streamKey]*chunks[gpuWork]{}, copies: map[streamKey]*chunks[gpuWork]{},
+		memsets: map[streamKey]*chunks[gpuWork]{},
+	}
+	if pa := c.apiBy.m[p]; pa != nil {
+		pc.apiDurs = make([]*chunks[uint32], len(pa.durs))
+		for id, ds := range pa.durs {
+			if ds != nil {
+				pc.apiDurs[id] = &chunks[uint32]{blocks: slices.Clone(ds.blocks), n: ds.n}
+			}
+		}
+		for id, ls := range pa.long {
+			pc.longAPI[id] = slices.Clone(ls)
+		}
+		pc.apiSpan, pc.managed = pa.span, pa.managed
+	}
+	if w, ok := c.pidGPU[p]; ok {
+		pc.gpuSpan, pc.clamped = w.span, w.clamped
+	}
+	if f := c.firstRT[p]; f != nil {
+		pc.firstRT[p] = f
+	}
+	for k := range c.threads {
+		if k.pid == p {
+			pc.threads[k] = true
+		}
+	}
+	for _, m := range [][2]map[streamKey]*chunks[gpuWork]{{c.kernels, pc.kernels}, {c.copies, pc.copies}, {c.memsets, pc.memsets}} {
+		for k, ws := range m[0] {
+			if k.pid == p {
+				m[1][k] = &chunks[gpuWork]{blocks: slices.Clone(ws.blocks), n: ws.n}
+			}
+		}
+	}
+	pc.calls = filterByPid(c.calls, p, func(x *call) int64 { return x.pid })
+	pc.migrations = filterByPid(c.migrations, p, func(x *migration) int64 { return int64(x.pid) })
+	pc.gfaults = filterByPid(c.gfaults, p, func(x *gfault) int64 { return x.pid })
+	pc.cfaults = filterByPid(c.cfaults, p, func(x *cfault) int64 { return x.pid })
+	pc.ranges = filterByPid(c.ranges, p, func(x *nvtxRange) int64 { return x.pid })
+	pc.allocs = filterByPid(c.allocs, p, func(x *alloc) int64 { return x.pid })
+	pc.multi = c.multi.procs[p]
+	if pc.multi == nil {
+		pc.multi = newMultiAcc()
+	}
+	return pc
+}
