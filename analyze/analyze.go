@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -128,6 +129,7 @@ type analysis struct {
 	lo, hi     int64                   // trace span
 	union      map[int64][]span        // per pid: merged fault-driven UM activity
 	steps      []nvtxRange             // chosen step ranges, sorted
+	stepMaxEnd []int64                 // running maximum of steps' ends (snapToSteps)
 	storms     []*Episode              // storm episodes
 	baseline   map[int32]float64       // calm median per API id
 	work       map[streamKey][]gpuWork // all GPU work per stream, sorted by end
@@ -555,40 +557,63 @@ func (a *analysis) findSteps() {
 
 // buildUnion merges fault-driven UM activity into disjoint intervals per process.
 func (a *analysis) buildUnion() {
+	// Per process, its GPU fault groups and its demand migrations: each
+	// list is sorted by start (sortInputs), so the union is one sweep
+	// over the two in merged order, with no sort.
+	type lists struct{ f, m []span }
+	per := map[int64]*lists{}
+	get := func(p int64) *lists {
+		l := per[p]
+		if l == nil {
+			l = &lists{}
+			per[p] = l
+		}
+		return l
+	}
 	// Count first: the spans are the bulk of the UM records.
-	count := map[int64]int{}
+	fn, mn := map[int64]int{}, map[int64]int{}
 	for _, g := range a.c.gfaults {
-		count[g.pid]++
+		fn[g.pid]++
 	}
 	for _, m := range a.c.migrations {
 		if demand(int32(m.cause)) {
-			count[int64(m.pid)]++
+			mn[int64(m.pid)]++
 		}
 	}
-	per := make(map[int64][]span, len(count))
-	for pid, n := range count {
-		per[pid] = make([]span, 0, n)
+	for p, n := range fn {
+		get(p).f = make([]span, 0, n)
+	}
+	for p, n := range mn {
+		get(p).m = make([]span, 0, n)
 	}
 	for _, g := range a.c.gfaults {
-		per[g.pid] = append(per[g.pid], span{g.start, max(g.end, g.start+1)})
+		l := per[g.pid]
+		l.f = append(l.f, span{g.start, max(g.end, g.start+1)})
 	}
 	for _, m := range a.c.migrations {
 		if demand(int32(m.cause)) {
-			per[int64(m.pid)] = append(per[int64(m.pid)], span{m.start, max(m.end(), m.start+1)})
+			l := per[int64(m.pid)]
+			l.m = append(l.m, span{m.start, max(m.end(), m.start+1)})
 		}
 	}
 	a.union = map[int64][]span{}
-	for pid, ss := range per {
-		slices.SortFunc(ss, func(x, y span) int { return cmp.Compare(x.lo, y.lo) })
-		out := ss[:0] // merge in place
-		for _, s := range ss {
+	for pid, l := range per {
+		var out []span
+		f, m := l.f, l.m
+		for len(f) > 0 || len(m) > 0 {
+			var s span
+			if len(m) == 0 || (len(f) > 0 && f[0].lo <= m[0].lo) {
+				s, f = f[0], f[1:]
+			} else {
+				s, m = m[0], m[1:]
+			}
 			if n := len(out); n > 0 && s.lo <= out[n-1].hi {
 				out[n-1].hi = max(out[n-1].hi, s.hi)
 				continue
 			}
 			out = append(out, s)
 		}
-		a.union[pid] = slices.Clone(out) // drop the unmerged capacity
+		a.union[pid] = slices.Clone(out) // drop the spare capacity
 	}
 }
 
@@ -799,15 +824,29 @@ func (a *analysis) findEpisodes() {
 }
 
 // snapToSteps widens an episode to whole steps and records the steps it covers.
+// The steps are sorted by start; they may overlap (those of different
+// processes do), so the first one to reach into the episode is found
+// through the running maximum of their ends, not one step at a time (an
+// episode per stall cluster times 100k steps was a third of a second).
 func (a *analysis) snapToSteps(e *Episode) {
-	for i, s := range a.steps {
-		if s.end <= e.StartNs || s.start >= e.EndNs {
-			continue
+	if a.stepMaxEnd == nil {
+		a.stepMaxEnd = make([]int64, len(a.steps))
+		m := int64(math.MinInt64)
+		for i, s := range a.steps {
+			m = max(m, s.end)
+			a.stepMaxEnd[i] = m
 		}
-		if e.FirstStep < 0 {
-			e.FirstStep = i
+	}
+	j := sort.Search(len(a.steps), func(i int) bool { return a.steps[i].start >= e.EndNs })
+	if i0 := sort.Search(j, func(i int) bool { return a.stepMaxEnd[i] > e.StartNs }); i0 < j {
+		e.FirstStep = i0
+		e.LastStep = i0
+		for i := j - 1; i > i0; i-- {
+			if a.steps[i].end > e.StartNs {
+				e.LastStep = i
+				break
+			}
 		}
-		e.LastStep = i
 	}
 	if e.FirstStep >= 0 {
 		e.StartNs = min(e.StartNs, a.steps[e.FirstStep].start)
