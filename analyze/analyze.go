@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -68,6 +69,7 @@ func analyzeRanks(src ingest.Source, opts Options) (*Result, error) {
 	c := p.c
 	p.c = nil
 	fr := &fileRanks{pids: c.cudaPids(), coll: ct}
+	ct.pidDev = maps.Clone(c.multi.pidDev)
 	if len(fr.pids) > 1 {
 		// Two processes at a time: each holds a copy of its share of the
 		// records beside the whole trace's.
@@ -997,7 +999,11 @@ func sortedCounts(m map[string]*NameCount, limit int) []NameCount {
 	return out
 }
 
-type migAgg struct{ m map[[2]int32]*MigrationAgg }
+type migAgg struct {
+	m     map[[2]int32]*MigrationAgg
+	lastK [2]int32 // addExact's cache: rows of one kind and cause come in runs
+	last  *MigrationAgg
+}
 
 func newMigAgg() *migAgg { return &migAgg{m: map[[2]int32]*MigrationAgg{}} }
 

@@ -138,6 +138,10 @@ type devAcc struct {
 	pids map[int64]bool
 	mig  *migAgg
 	copy map[string]int64
+	// In a process's figures: its kernel time on the device, and whether
+	// it ran any kernel there (pidDev when finished).
+	kns  int64
+	kern bool
 }
 
 // multiData is what the per-device pass read: the taps fill one per
@@ -151,6 +155,9 @@ type multiData struct {
 	failures  []failedAlloc
 	procs     map[int64]*multiData
 	mu        sync.Mutex // the taps of different tables run concurrently
+	// procDev's cache: rows of one device come in runs.
+	lastID  int64
+	lastDev *devAcc
 }
 
 func newMultiAcc() *multiData {
@@ -173,6 +180,20 @@ func (md *multiData) dev(id int64) *devAcc {
 		d = &devAcc{d: Device{ID: id, PeakBytes: -1}, pids: map[int64]bool{}, mig: newMigAgg(), copy: map[string]int64{}}
 		md.devs[id] = d
 	}
+	return d
+}
+
+// procDev returns device id's figures in process p's (md).
+func (md *multiData) procDev(p, id int64) *devAcc {
+	if md.lastDev != nil && md.lastID == id {
+		return md.lastDev
+	}
+	d := md.devs[id]
+	if d == nil {
+		d = md.dev(id)
+		d.pids[p] = true
+	}
+	md.lastID, md.lastDev = id, d
 	return d
 }
 
@@ -283,11 +304,11 @@ func newMultiData() (*multiData, map[*ingest.Table]tap) {
 			for i := 0; i < int(r.NumRows()); i++ {
 				p, dur := pid.Value(i), en.Value(i)-st.Value(i)
 				m := proc(p)
-				d := m.dev(dv.Value(i))
+				d := m.procDev(p, dv.Value(i))
 				d.d.Kernels++
 				d.d.KernelNs += dur
-				d.pids[p] = true
-				m.pidDev[devKey{p, d.d.ID}] += dur
+				d.kns += dur
+				d.kern = true
 				if is, _ := nccl.get(names, i); is {
 					d.d.NCCLKernels++
 					d.d.NCCLNs += dur
@@ -302,8 +323,7 @@ func newMultiData() (*multiData, map[*ingest.Table]tap) {
 			pid, dv := ingest.I64(r, t2, ingest.ColPid), ingest.I64(r, t2, ingest.ColDeviceID)
 			by, ck, mc := ingest.I64(r, t2, ingest.ColBytes), ingest.I32(r, t2, ingest.ColCopyKind), ingest.I32(r, t2, ingest.ColMigCause)
 			for i := 0; i < int(r.NumRows()); i++ {
-				d := proc(pid.Value(i)).dev(dv.Value(i))
-				d.pids[pid.Value(i)] = true
+				d := proc(pid.Value(i)).procDev(pid.Value(i), dv.Value(i))
 				kind, b := ck.Value(i), by.Value(i)
 				if kind == 8 || kind == 10 || kind == 13 {
 					d.d.PeerBytes += b
@@ -331,8 +351,7 @@ func newMultiData() (*multiData, map[*ingest.Table]tap) {
 			pid := ingest.I64(r, t3, ingest.ColPid)
 			dv, nf := ingest.I64(r, t3, ingest.ColDeviceID), ingest.I64(r, t3, ingest.ColNumFaults)
 			for i := 0; i < int(r.NumRows()); i++ {
-				d := proc(pid.Value(i)).dev(dv.Value(i))
-				d.pids[pid.Value(i)] = true
+				d := proc(pid.Value(i)).procDev(pid.Value(i), dv.Value(i))
 				d.d.GPUFaultGroups++
 				d.d.GPUFaults += nf.Value(i)
 			}
@@ -380,6 +399,12 @@ func newMultiData() (*multiData, map[*ingest.Table]tap) {
 func (md *multiData) finish() {
 	for _, p := range slices.Sorted(maps.Keys(md.procs)) {
 		x := md.procs[p]
+		for id, d := range x.devs {
+			if d.kern {
+				x.pidDev[devKey{p, id}] += d.kns
+			}
+		}
+		x.lastDev = nil
 		x.sort()
 		md.merge(x)
 	}
@@ -417,10 +442,13 @@ func readGPUs(src ingest.Source) ([]ingest.GPUInfo, error) {
 // the collector's 32-bit fields.
 func (g *migAgg) addExact(m migration, bytes, dur int64) {
 	k := [2]int32{int32(m.kind), int32(m.cause)}
-	x := g.m[k]
-	if x == nil {
-		x = &MigrationAgg{Direction: copyKindName(int32(m.kind)), Cause: causeName(int32(m.cause))}
-		g.m[k] = x
+	x := g.last
+	if x == nil || k != g.lastK {
+		if x = g.m[k]; x == nil {
+			x = &MigrationAgg{Direction: copyKindName(int32(m.kind)), Cause: causeName(int32(m.cause))}
+			g.m[k] = x
+		}
+		g.lastK, g.last = k, x
 	}
 	x.Count++
 	x.Bytes += bytes

@@ -196,20 +196,20 @@ func IsCollectiveRange(name string) bool {
 // rankColl is what collTaps read of one process.
 type rankColl struct {
 	kern, ranges []collective
-	devTime      map[int64]int64
 	nvtxRank     int
 	nvtxRow      int64 // the NVTX row (in table order) that named nvtxRank
 }
 
 // collTaps are taps on collect's pass that read, for every process, its
-// NCCL kernels, its NVTX collective ranges, its device time and the rank
-// named in its NVTX ranges: a file's ranks are its processes, or the whole
-// file as one rank (fill).
+// NCCL kernels, its NVTX collective ranges and the rank named in its NVTX
+// ranges (its kernel time per device is the per-device figures' pidDev):
+// a file's ranks are its processes, or the whole file as one rank (fill).
 type collTaps struct {
 	kern, nvtx byPid[rankColl] // by the kernel and the NVTX tap, each its own
+	pidDev     map[devKey]int64
 }
 
-func newRankColl() *rankColl { return &rankColl{devTime: map[int64]int64{}, nvtxRank: -1} }
+func newRankColl() *rankColl { return &rankColl{nvtxRank: -1} }
 
 func newCollTaps() (*collTaps, map[*ingest.Table]tap) {
 	ct := &collTaps{}
@@ -219,14 +219,13 @@ func newCollTaps() (*collTaps, map[*ingest.Table]tap) {
 	// dictionary holds millions of names no batch uses).
 	nccl := newDictCache(func(v string, _ bool) bool { return IsNCCLKernel(v) })
 	kern := func(r arrow.RecordBatch) {
-		st, en, dv := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd), ingest.I64(r, t, ingest.ColDeviceID)
+		st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
 		pid := ingest.I64(r, t, ingest.ColPid)
 		names := ingest.Str(r, t, ingest.ColName)
 		nccl.batch(names)
 		for i := 0; i < int(r.NumRows()); i++ {
-			rc := ct.kern.get(pid.Value(i))
-			rc.devTime[dv.Value(i)] += en.Value(i) - st.Value(i)
 			if is, _ := nccl.get(names, i); is {
+				rc := ct.kern.get(pid.Value(i))
 				rc.kern = append(rc.kern, collective{ncclShort(names.Value(i)), st.Value(i), en.Value(i)})
 			}
 		}
@@ -261,7 +260,7 @@ func newCollTaps() (*collTaps, map[*ingest.Table]tap) {
 		}
 	}
 	return ct, map[*ingest.Table]tap{
-		t:  {cols: []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColName}, fn: kern},
+		t:  {cols: []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColName}, fn: kern},
 		t2: {cols: []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColEventType, ingest.ColName}, fn: nvtx},
 	}
 }
@@ -272,12 +271,14 @@ func (ct *collTaps) fill(ri *rankIn, pid int64, whole bool) {
 	ri.devTime, ri.nvtxRank = map[int64]int64{}, -1
 	ri.kern, ri.ranges = nil, nil
 	row := int64(-1)
+	for k, ns := range ct.pidDev {
+		if whole || k.pid == pid {
+			ri.devTime[k.dev] += ns
+		}
+	}
 	for _, p := range ct.kern.pids() {
 		if rc := ct.kern.m[p]; whole || p == pid {
 			ri.kern = append(ri.kern, rc.kern...)
-			for d, ns := range rc.devTime {
-				ri.devTime[d] += ns
-			}
 		}
 	}
 	for _, p := range ct.nvtx.pids() {

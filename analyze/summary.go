@@ -246,20 +246,23 @@ func (a *analysis) topRanges() []AddrRange {
 		r.migByte += int64(m.bytes)
 		r.migs++
 	}
-	for i := range ranges {
-		r := &ranges[i]
-		r.score = r.migByte + 4096*(r.gpu+r.cpu)
-	}
-	// Ties go by the start as a hex string (the report's order).
-	slices.SortFunc(ranges, func(x, y rangeAcc) int {
+	// The top N by score, ties by the start as a hex string (the
+	// report's order), chosen without sorting every range (hundreds of
+	// thousands of blocks in address-diverse traces).
+	order := func(x, y rangeAcc) int {
 		if x.score != y.score {
 			return cmp.Compare(y.score, x.score)
 		}
 		return hexCmp(x.start, y.start)
-	})
-	n := min(len(ranges), a.opts.TopN)
-	out := make([]AddrRange, n)
-	for i, r := range ranges[:n] {
+	}
+	var top []rangeAcc
+	for i := range ranges {
+		r := ranges[i]
+		r.score = r.migByte + 4096*(r.gpu+r.cpu)
+		top = keepTop(top, r, a.opts.TopN, order)
+	}
+	out := make([]AddrRange, len(top))
+	for i, r := range top {
 		label := "2 MiB block (no allocation record)"
 		if r.alloc {
 			label = "managed allocation"
