@@ -75,11 +75,13 @@ func analyzeRanks(src ingest.Source, opts Options) (*Result, error) {
 		// records beside the whole trace's.
 		fr.results = make([]*Result, len(fr.pids))
 		errs := make([]error, len(fr.pids))
+		c.sortedWork = map[streamKey][]gpuWork{}
 		parallelN(len(fr.pids), make(chan struct{}, 2), func(k int) {
 			pid := fr.pids[k]
 			done := phase("split")
 			pc := c.process(pid)
 			done()
+			pc.handoff = c.takeWork
 			fr.results[k], errs[k] = analyzeCollected(pc, ProcessSource(src, pid), opts)
 		})
 		for k, err := range errs {
@@ -350,8 +352,13 @@ func (a *analysis) sortInputs() {
 			return cmp.Or(cmp.Compare(x.dur, y.dur), cmp.Compare(x.addr, y.addr))
 		})
 	})
-	// All GPU work per stream, sorted by end.
+	// All GPU work per stream, sorted by end; the streams a process's
+	// analysis merged already come from it.
 	a.work = map[streamKey][]gpuWork{}
+	for k, ws := range c.sortedWork {
+		a.work[k] = ws
+	}
+	c.sortedWork = nil
 	for _, m := range []map[streamKey]*chunks[gpuWork]{c.kernels, c.copies, c.memsets} {
 		for k := range m {
 			if _, done := a.work[k]; done {
@@ -365,6 +372,10 @@ func (a *analysis) sortInputs() {
 		}
 	}
 	c.kernels, c.copies, c.memsets = nil, nil, nil
+	if c.handoff != nil {
+		c.handoff(a.work)
+		c.handoff = nil
+	}
 	a.maxWork = map[streamKey]int64{}
 	for k, ws := range a.work {
 		for _, w := range ws {

@@ -311,6 +311,13 @@ type collector struct {
 	kernelBy, memcpyBy, memsetBy byPid[pidWork]
 	pidGPU                       map[int64]pidWork
 	longMu                       sync.Mutex
+	// Split (procsplit.go): a process's analysis hands its merged GPU
+	// work to the whole trace's (handoff, set on the process's collector),
+	// which takes it as sortedWork instead of merging those streams again;
+	// splitMu guards the whole trace's work maps meanwhile.
+	handoff    func(map[streamKey][]gpuWork)
+	sortedWork map[streamKey][]gpuWork
+	splitMu    sync.Mutex
 	longWork                     map[longKey]int64
 	// Sync records
 	syncStream map[pidCorr]int64

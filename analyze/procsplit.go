@@ -176,6 +176,7 @@ func (c *collector) process(p int64) *collector {
 			pc.threads[k] = true
 		}
 	}
+	c.splitMu.Lock()
 	for _, m := range [][2]map[streamKey]*chunks[gpuWork]{{c.kernels, pc.kernels}, {c.copies, pc.copies}, {c.memsets, pc.memsets}} {
 		for k, ws := range m[0] {
 			if k.pid == p {
@@ -183,6 +184,7 @@ func (c *collector) process(p int64) *collector {
 			}
 		}
 	}
+	c.splitMu.Unlock()
 	pc.calls = filterByPid(c.calls, p, func(x *call) int64 { return x.pid })
 	pc.migrations = filterByPid(c.migrations, p, func(x *migration) int64 { return int64(x.pid) })
 	pc.gfaults = filterByPid(c.gfaults, p, func(x *gfault) int64 { return x.pid })
@@ -194,4 +196,18 @@ func (c *collector) process(p int64) *collector {
 		pc.multi = newMultiAcc()
 	}
 	return pc
+}
+
+// takeWork is a process's handoff: its streams' merged GPU work (the same
+// lists the whole analysis would merge; the analyses only read them)
+// replaces c's blocks of those streams, which are then let go.
+func (c *collector) takeWork(work map[streamKey][]gpuWork) {
+	c.splitMu.Lock()
+	defer c.splitMu.Unlock()
+	for k, ws := range work {
+		c.sortedWork[k] = ws
+		delete(c.kernels, k)
+		delete(c.copies, k)
+		delete(c.memsets, k)
+	}
 }
