@@ -71,6 +71,11 @@ func analyzeRanks(src ingest.Source, opts Options) (*Result, error) {
 	fr := &fileRanks{pids: c.cudaPids(), coll: ct}
 	ct.pidDev = maps.Clone(c.multi.pidDev)
 	if len(fr.pids) > 1 {
+		// Sorted once here, the records each process's are filtered
+		// from come to its analysis in order.
+		done := phase("sort")
+		c.sortRecords()
+		done()
 		// Two processes at a time: each holds a copy of its share of the
 		// records beside the whole trace's.
 		fr.results = make([]*Result, len(fr.pids))
@@ -336,22 +341,7 @@ func parallel(fns ...func()) {
 
 func (a *analysis) sortInputs() {
 	c := a.c
-	parallel(func() {
-		// By start time (radix), then the rest.
-		sortByKey(c.calls, func(x *call) uint64 { return timeKey(x.start) }, func(x, y call) int {
-			return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(x.pid, y.pid), cmp.Compare(x.tid, y.tid))
-		})
-		sortByKey(c.gfaults, func(x *gfault) uint64 { return timeKey(x.start) }, func(x, y gfault) int {
-			return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(x.addr, y.addr))
-		})
-		sortByKey(c.cfaults, func(x *cfault) uint64 { return timeKey(x.t) }, func(x, y cfault) int {
-			return cmp.Compare(x.addr, y.addr)
-		})
-	}, func() {
-		sortByKey(c.migrations, func(x *migration) uint64 { return timeKey(x.start) }, func(x, y migration) int {
-			return cmp.Or(cmp.Compare(x.dur, y.dur), cmp.Compare(x.addr, y.addr))
-		})
-	})
+	c.sortRecords()
 	// All GPU work per stream, sorted by end; the streams a process's
 	// analysis merged already come from it.
 	a.work = map[streamKey][]gpuWork{}
@@ -376,12 +366,54 @@ func (a *analysis) sortInputs() {
 		c.handoff(a.work)
 		c.handoff = nil
 	}
-	a.maxWork = map[streamKey]int64{}
+	a.maxWork = make(map[streamKey]int64, len(a.work))
 	for k, ws := range a.work {
+		var m int64
 		for _, w := range ws {
-			a.maxWork[k] = max(a.maxWork[k], a.wdur(k, w))
+			d := int64(w.dur)
+			if w.dur == maxDur {
+				d = a.wdur(k, w)
+			}
+			m = max(m, d)
 		}
+		a.maxWork[k] = m
 	}
+}
+
+// sortRecords sorts the host-blocking calls, faults and migrations by
+// time, then by every other field: the order is the same whatever order
+// the records came in (analyzeRanks sorts a file's records once, before
+// each process's are filtered from them, and the sorts here then only
+// check). Calls are sorted before the analysis annotates them.
+func (c *collector) sortRecords() {
+	parallel(func() {
+		// By start time (radix), then the rest.
+		sortByKey(c.calls, func(x *call) uint64 { return timeKey(x.start) }, func(x, y call) int {
+			return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(x.pid, y.pid), cmp.Compare(x.tid, y.tid),
+				cmp.Compare(x.corr, y.corr), cmp.Compare(x.api, y.api), cmp.Compare(x.scope, y.scope), cmpBool(x.explicit, y.explicit))
+		})
+		sortByKey(c.gfaults, func(x *gfault) uint64 { return timeKey(x.start) }, func(x, y gfault) int {
+			return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(x.addr, y.addr), cmp.Compare(x.pid, y.pid), cmp.Compare(x.n, y.n), cmp.Compare(x.dev, y.dev))
+		})
+		sortByKey(c.cfaults, func(x *cfault) uint64 { return timeKey(x.t) }, func(x, y cfault) int {
+			return cmp.Or(cmp.Compare(x.addr, y.addr), cmp.Compare(x.pid, y.pid), cmp.Compare(x.site, y.site))
+		})
+	}, func() {
+		sortByKey(c.migrations, func(x *migration) uint64 { return timeKey(x.start) }, func(x, y migration) int {
+			return cmp.Or(cmp.Compare(x.dur, y.dur), cmp.Compare(x.addr, y.addr), cmp.Compare(x.bytes, y.bytes), cmp.Compare(x.pid, y.pid),
+				cmp.Compare(x.kind, y.kind), cmp.Compare(x.cause, y.cause))
+		})
+	})
+}
+
+func cmpBool(x, y bool) int {
+	switch {
+	case x == y:
+		return 0
+	case !x:
+		return -1
+	}
+	return 1
 }
 
 // span is the trace's time span: the capture span from ANALYSIS_DETAILS
