@@ -52,6 +52,15 @@ type field struct {
 	omitEmpty bool
 }
 
+// of returns f's value in struct v (one Field call for a field that is
+// not promoted from an embedded struct).
+func (f *field) of(v reflect.Value) reflect.Value {
+	if len(f.index) == 1 {
+		return v.Field(f.index[0])
+	}
+	return v.FieldByIndex(f.index)
+}
+
 var fieldCache sync.Map // reflect.Type → []field
 
 // fields lists t's JSON fields (promoting embedded structs' fields),
@@ -152,8 +161,9 @@ func (e *encoder) value(v reflect.Value, depth int) {
 	case reflect.Struct:
 		fs := fields(v.Type())
 		first := true
-		for _, f := range fs {
-			fv := v.FieldByIndex(f.index)
+		for i := range fs {
+			f := &fs[i]
+			fv := f.of(v)
 			if f.omitEmpty && isEmpty(fv) {
 				continue
 			}
@@ -217,9 +227,9 @@ func (e *encoder) value(v reflect.Value, depth int) {
 		e.newline(depth)
 		e.raw("]")
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		e.raw(strconv.FormatInt(v.Int(), 10))
+		e.bytes(strconv.AppendInt(e.buf[:0], v.Int(), 10))
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		e.raw(strconv.FormatUint(v.Uint(), 10))
+		e.bytes(strconv.AppendUint(e.buf[:0], v.Uint(), 10))
 	case reflect.Bool:
 		e.raw(strconv.FormatBool(v.Bool()))
 	case reflect.Float64:
@@ -249,6 +259,11 @@ func (e *encoder) float(f float64) {
 			b = b[:n-1]
 		}
 	}
+	e.bytes(b)
+}
+
+// bytes writes b, which is e.buf's memory (kept for the next value).
+func (e *encoder) bytes(b []byte) {
 	e.buf = b
 	if e.err == nil {
 		_, e.err = e.w.Write(b)
