@@ -81,12 +81,21 @@ func analyzeRanks(src ingest.Source, opts Options) (*Result, error) {
 		fr.results = make([]*Result, len(fr.pids))
 		errs := make([]error, len(fr.pids))
 		c.sortedWork = map[streamKey][]gpuWork{}
+		c.procCalls, c.procUnion = map[int64][]call{}, map[int64][]span{}
 		parallelN(len(fr.pids), make(chan struct{}, 2), func(k int) {
 			pid := fr.pids[k]
 			done := phase("split")
 			pc := c.process(pid)
 			done()
 			pc.handoff = c.takeWork
+			pc.giveBack = func(calls []call, union map[int64][]span) {
+				c.splitMu.Lock()
+				defer c.splitMu.Unlock()
+				c.procCalls[pid] = calls
+				if u, ok := union[pid]; ok {
+					c.procUnion[pid] = u
+				}
+			}
 			fr.results[k], errs[k] = analyzeCollected(pc, ProcessSource(src, pid), opts)
 		})
 		for k, err := range errs {
@@ -139,6 +148,7 @@ type analysis struct {
 	union      map[int64][]span        // per pid: merged fault-driven UM activity
 	steps      []nvtxRange             // chosen step ranges, sorted
 	stepMaxEnd []int64                 // running maximum of steps' ends (snapToSteps)
+	borrowed   bool                    // the calls' overlap, stream and waited work came from their processes' analyses
 	storms     []*Episode              // storm episodes
 	baseline   map[int32]float64       // calm median per API id
 	work       map[streamKey][]gpuWork // all GPU work per stream, sorted by end
@@ -221,6 +231,10 @@ func (a *analysis) run() (*Result, error) {
 	}
 	if a.multiErr != nil {
 		return nil, a.multiErr
+	}
+	if c.giveBack != nil {
+		c.giveBack(c.calls, a.union)
+		c.giveBack = nil
 	}
 	r := &a.res
 	r.Trace = TraceMeta{
@@ -602,6 +616,21 @@ func (a *analysis) findSteps() {
 
 // buildUnion merges fault-driven UM activity into disjoint intervals per process.
 func (a *analysis) buildUnion() {
+	// A process whose own analysis gave back its union (analyzeRanks) has
+	// it; the others' are built here.
+	a.union = map[int64][]span{}
+	given := a.c.procCalls != nil // every CUDA process's analysis ran
+	for p, u := range a.c.procUnion {
+		a.union[p] = u
+	}
+	a.c.procUnion = nil
+	has := func(p int64) bool {
+		if !given {
+			return false
+		}
+		_, ok := a.c.procCalls[p]
+		return ok
+	}
 	// Per process, its GPU fault groups and its demand migrations: each
 	// list is sorted by start (sortInputs), so the union is one sweep
 	// over the two in merged order, with no sort.
@@ -625,23 +654,37 @@ func (a *analysis) buildUnion() {
 			mn[int64(m.pid)]++
 		}
 	}
+	for p := range fn {
+		if has(p) {
+			delete(fn, p)
+		}
+	}
+	for p := range mn {
+		if has(p) {
+			delete(mn, p)
+		}
+	}
 	for p, n := range fn {
 		get(p).f = make([]span, 0, n)
 	}
 	for p, n := range mn {
 		get(p).m = make([]span, 0, n)
 	}
+	if len(per) == 0 {
+		return
+	}
 	for _, g := range a.c.gfaults {
-		l := per[g.pid]
-		l.f = append(l.f, span{g.start, max(g.end, g.start+1)})
+		if l := per[g.pid]; l != nil {
+			l.f = append(l.f, span{g.start, max(g.end, g.start+1)})
+		}
 	}
 	for _, m := range a.c.migrations {
 		if demand(int32(m.cause)) {
-			l := per[int64(m.pid)]
-			l.m = append(l.m, span{m.start, max(m.end(), m.start+1)})
+			if l := per[int64(m.pid)]; l != nil {
+				l.m = append(l.m, span{m.start, max(m.end(), m.start+1)})
+			}
 		}
 	}
-	a.union = map[int64][]span{}
 	for pid, l := range per {
 		var out []span
 		f, m := l.f, l.m
@@ -677,10 +720,11 @@ func (a *analysis) overlapNs(pid, lo, hi int64) int64 {
 // baseline of each API, and which calls are UM stalls.
 func (a *analysis) markStalls() {
 	calls := a.c.calls
+	a.borrowed = a.borrowAnnotations()
 	calm := map[int32][]int64{}
 	for i := range calls {
 		cl := &calls[i]
-		if d := cl.dur(); d > 0 {
+		if d := cl.dur(); d > 0 && !a.borrowed {
 			cl.overlap = float64(a.overlapNs(cl.pid, cl.start, cl.end)) / float64(d)
 		}
 		if cl.overlap < a.th.MinOverlap {
@@ -704,6 +748,45 @@ func (a *analysis) markStalls() {
 		}
 		cl.stall = true
 	}
+}
+
+// borrowAnnotations gives every call the overlap, stream and waited work
+// its process's analysis found for it (c.procCalls: the same records, in
+// the same order), and reports whether it did; it takes nothing when the
+// calls do not line up one for one.
+func (a *analysis) borrowAnnotations() bool {
+	pc := a.c.procCalls
+	a.c.procCalls = nil
+	if pc == nil {
+		return false
+	}
+	calls := a.c.calls
+	cur := map[int64]int{}
+	for i := range calls {
+		cl := &calls[i]
+		ps, j := pc[cl.pid], cur[cl.pid]
+		if j >= len(ps) {
+			return false
+		}
+		if p := &ps[j]; p.start != cl.start || p.end != cl.end || p.tid != cl.tid || p.corr != cl.corr || p.api != cl.api {
+			return false
+		}
+		cur[cl.pid] = j + 1
+	}
+	for p, ps := range pc {
+		if cur[p] != len(ps) {
+			return false
+		}
+	}
+	clear(cur)
+	for i := range calls {
+		cl := &calls[i]
+		j := cur[cl.pid]
+		p := &pc[cl.pid][j]
+		cl.overlap, cl.stream, cl.waited = p.overlap, p.stream, p.waited
+		cur[cl.pid] = j + 1
+	}
+	return true
 }
 
 // wdur is w's exact duration.
@@ -735,6 +818,9 @@ func (a *analysis) workName(w gpuWork) string {
 // stream (or on any stream of the process, for device-wide syncs) that
 // finished before the call returned and after it began.
 func (a *analysis) attributeWaits() {
+	if a.borrowed {
+		return
+	}
 	byPid := map[int64][]streamKey{}
 	for k := range a.work {
 		byPid[k.pid] = append(byPid[k.pid], k)

@@ -318,6 +318,13 @@ type collector struct {
 	handoff    func(map[streamKey][]gpuWork)
 	sortedWork map[streamKey][]gpuWork
 	splitMu    sync.Mutex
+	// Done, a process's analysis gives back its annotated calls and its
+	// fault-driven activity (giveBack): each call's overlap, stream and
+	// waited work, and the union, are the same in the whole analysis,
+	// which takes them (procCalls, procUnion) instead of computing them.
+	giveBack  func(calls []call, union map[int64][]span)
+	procCalls map[int64][]call
+	procUnion map[int64][]span
 	longWork                     map[longKey]int64
 	// Sync records
 	syncStream map[pidCorr]int64
