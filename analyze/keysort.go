@@ -15,20 +15,20 @@ import (
 // order comparison sorts of them were the largest part of the analysis
 // after the read. Input already in order is only checked.
 func sortByKey[T any](s []T, key func(*T) uint64, tie func(x, y T) int) {
-	full := func(x, y T) int {
-		if kx, ky := key(&x), key(&y); kx != ky {
-			if kx < ky {
-				return -1
-			}
-			return 1
+	// Keys are taken from elements in place: key(&x) of a copy x would
+	// move the copy to the heap, an allocation per comparison.
+	sorted := true
+	for i := 1; i < len(s); i++ {
+		if kp, k := key(&s[i-1]), key(&s[i]); kp > k || (kp == k && tie(s[i-1], s[i]) > 0) {
+			sorted = false
+			break
 		}
-		return tie(x, y)
 	}
-	if slices.IsSortedFunc(s, full) {
+	if sorted {
 		return
 	}
-	if len(s) < 1<<10 {
-		slices.SortFunc(s, full)
+	if len(s) <= 24 {
+		insertionSort(s, key, tie)
 		return
 	}
 	lo, hi := key(&s[0]), key(&s[0])
@@ -90,8 +90,8 @@ func flagSort[T any](s []T, key func(*T) uint64, tie func(x, y T) int, shift int
 // insertionSort sorts a short s by key, then tie.
 func insertionSort[T any](s []T, key func(*T) uint64, tie func(x, y T) int) {
 	for i := 1; i < len(s); i++ {
+		kv := key(&s[i]) // before the copy: &v would move v to the heap
 		v := s[i]
-		kv := key(&v)
 		j := i
 		for ; j > 0; j-- {
 			kp := key(&s[j-1])
