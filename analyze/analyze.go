@@ -3,7 +3,6 @@ package analyze
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -41,12 +40,12 @@ func analyzePart(src ingest.Source, opts Options, p *part) (*Result, error) {
 }
 
 // fileRanks is what a job needs of a file beyond its whole analysis: its
-// CUDA processes, the analysis of each when there are several, and what
-// the collective taps read.
+// CUDA processes, the analysis of each when there are several, and their
+// collectives.
 type fileRanks struct {
 	pids    []int64
 	results []*Result // by pids, when there are several
-	coll    *collTaps
+	coll    *collectives
 }
 
 // analyzeRanks analyzes src whole and, when it holds several CUDA
@@ -58,8 +57,7 @@ func analyzeRanks(src ingest.Source, opts Options) (*Result, error) {
 	if err := hasCUDA(src); err != nil {
 		return nil, err
 	}
-	ct, taps := newCollTaps()
-	p := &part{taps: taps}
+	p := &part{}
 	done := phase("collect")
 	err := collectParts(src, []*part{p})
 	done()
@@ -68,8 +66,7 @@ func analyzeRanks(src ingest.Source, opts Options) (*Result, error) {
 	}
 	c := p.c
 	p.c = nil
-	fr := &fileRanks{pids: c.cudaPids(), coll: ct}
-	ct.pidDev = maps.Clone(c.multi.pidDev)
+	fr := &fileRanks{pids: c.cudaPids(), coll: collectivesOf(c)}
 	if len(fr.pids) > 1 {
 		// Sorted once here, the records each process's are filtered
 		// from come to its analysis in order.

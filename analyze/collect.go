@@ -325,7 +325,7 @@ type collector struct {
 	giveBack  func(calls []call, union map[int64][]span)
 	procCalls map[int64][]call
 	procUnion map[int64][]span
-	longWork                     map[longKey]int64
+	longWork  map[longKey]int64
 	// Sync records
 	syncStream map[pidCorr]int64
 	// UM
@@ -338,9 +338,16 @@ type collector struct {
 	// Per-device and memory figures (devices.go), fed by the same pass.
 	multi *multiData
 	// NVTX, threads, GPUs
-	ranges      []nvtxRange
-	rangeBuf    chunks[nvtxRange] // ranges while collecting
-	nvtxNames   *interner
+	ranges    []nvtxRange
+	rangeBuf  chunks[nvtxRange] // ranges while collecting
+	nvtxNames *interner
+	// For a job (collectives): per NVTX name id what a job needs of it,
+	// and per process the rank its NVTX rows name and its collective
+	// ranges.
+	nvtxMeta    []nvtxMeta
+	nvtxRow     int64
+	nvtxRanks   byPid[pidRank]
+	nvtxColl    byPid[[]collective]
 	threadNames map[streamKey]string
 	gpus        []string
 }
@@ -393,6 +400,7 @@ func newCollector() *collector {
 		firstRT: map[int64]*call{},
 	}
 	c.apiBy.mk = newPidAPI
+	c.nvtxRanks.mk = newPidRank
 	c.kernelBy.mk, c.memcpyBy.mk, c.memsetBy.mk = newPidWork, newPidWork, newPidWork
 	return c
 }
@@ -852,16 +860,36 @@ func (c *collector) addNVTX(r arrow.RecordBatch) {
 	for k := range local {
 		local[k] = -1
 	}
-	for i := 0; i < int(r.NumRows()); i++ {
-		if en.IsNull(i) || !rangeTypes[et.Value(i)] {
-			continue
-		}
+	for i := 0; i < int(r.NumRows()); i, c.nvtxRow = i+1, c.nvtxRow+1 {
+		isRange := !en.IsNull(i) && rangeTypes[et.Value(i)]
 		id := int32(-1)
 		if k := names.Key(i); k >= 0 {
 			if local[k] < 0 {
 				local[k] = c.nvtxNames.id(names.DictValue(k))
 			}
 			id = local[k]
+			// A job's: the rank a process's rows name, its collectives
+			// (each name looked at once).
+			if int(id) >= len(c.nvtxMeta) {
+				c.nvtxMeta = append(c.nvtxMeta, make([]nvtxMeta, int(id)+1-len(c.nvtxMeta))...)
+			}
+			m := &c.nvtxMeta[id]
+			if !m.done {
+				n := c.nvtxNames.names[id]
+				*m = nvtxMeta{rank: rankFromText(n), coll: IsCollectiveRange(n), done: true}
+			}
+			if m.rank >= 0 {
+				if pr := c.nvtxRanks.get(pid.Value(i)); pr.rank < 0 {
+					pr.rank, pr.row = m.rank, c.nvtxRow
+				}
+			}
+			if isRange && m.coll {
+				l := c.nvtxColl.get(pid.Value(i))
+				*l = append(*l, collective{c.nvtxNames.names[id], st.Value(i), en.Value(i)})
+			}
+		}
+		if !isRange {
+			continue
 		}
 		c.rangeBuf.push(nvtxRange{start: st.Value(i), end: en.Value(i), pid: pid.Value(i), tid: tid.Value(i), nameID: id})
 	}

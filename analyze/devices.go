@@ -154,7 +154,8 @@ type multiData struct {
 	memEvents []memEvent
 	failures  []failedAlloc
 	procs     map[int64]*multiData
-	mu        sync.Mutex // the taps of different tables run concurrently
+	nccl      []collective // a process's NCCL kernels (a job's collectives)
+	mu        sync.Mutex   // the taps of different tables run concurrently
 	// procDev's cache: rows of one device come in runs.
 	lastID  int64
 	lastDev *devAcc
@@ -314,6 +315,7 @@ func newMultiData() (*multiData, map[*ingest.Table]tap) {
 					d.d.NCCLNs += dur
 					x := m.pidNCCL[p]
 					m.pidNCCL[p] = [2]int64{x[0] + 1, x[1] + dur}
+					m.nccl = append(m.nccl, collective{ncclShort(names.Value(i)), st.Value(i), en.Value(i)})
 				}
 			}
 		}))

@@ -3,13 +3,12 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
-
-	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/umtrace/umtrace/ingest"
 )
@@ -169,7 +168,7 @@ type rankIn struct {
 
 	waitOnOthers, causedWait int64
 
-	// Filled from collTaps.
+	// Filled from collectives.
 	devTime  map[int64]int64
 	nvtxRank int
 
@@ -184,114 +183,127 @@ func IsCollectiveRange(name string) bool {
 	if IsNCCLRange(name) {
 		return true
 	}
-	l := strings.ToLower(name)
-	for _, w := range []string{"all_reduce", "allreduce", "all_gather", "allgather", "reduce_scatter", "reducescatter", "alltoall", "all_to_all", "broadcast", "barrier"} {
-		if strings.Contains(l, w) {
-			return true
+	// One scan, any ASCII case: this runs on every distinct NVTX name.
+	for i := 0; i < len(name); i++ {
+		var words []string
+		switch name[i] | 0x20 {
+		case 'a':
+			words = collectiveA
+		case 'b':
+			words = collectiveB
+		case 'r':
+			words = collectiveR
+		default:
+			continue
+		}
+		for _, w := range words {
+			if hasPrefixFold(name[i:], w) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// rankColl is what collTaps read of one process.
-type rankColl struct {
-	kern, ranges []collective
-	nvtxRank     int
-	nvtxRow      int64 // the NVTX row (in table order) that named nvtxRank
-}
+// The words that make an NVTX range a collective, by first letter.
+var (
+	collectiveA = []string{"all_reduce", "allreduce", "all_gather", "allgather", "alltoall", "all_to_all"}
+	collectiveB = []string{"broadcast", "barrier"}
+	collectiveR = []string{"reduce_scatter", "reducescatter"}
+)
 
-// collTaps are taps on collect's pass that read, for every process, its
-// NCCL kernels, its NVTX collective ranges and the rank named in its NVTX
-// ranges (its kernel time per device is the per-device figures' pidDev):
-// a file's ranks are its processes, or the whole file as one rank (fill).
-type collTaps struct {
-	kern, nvtx byPid[rankColl] // by the kernel and the NVTX tap, each its own
-	pidDev     map[devKey]int64
-}
-
-func newRankColl() *rankColl { return &rankColl{nvtxRank: -1} }
-
-func newCollTaps() (*collTaps, map[*ingest.Table]tap) {
-	ct := &collTaps{}
-	ct.kern.mk, ct.nvtx.mk = newRankColl, newRankColl
-	t := ingest.Kernel
-	// NCCL kernels by dictionary entry, each looked at once (a shared
-	// dictionary holds millions of names no batch uses).
-	nccl := newDictCache(func(v string, _ bool) bool { return IsNCCLKernel(v) })
-	kern := func(r arrow.RecordBatch) {
-		st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
-		pid := ingest.I64(r, t, ingest.ColPid)
-		names := ingest.Str(r, t, ingest.ColName)
-		nccl.batch(names)
-		for i := 0; i < int(r.NumRows()); i++ {
-			if is, _ := nccl.get(names, i); is {
-				rc := ct.kern.get(pid.Value(i))
-				rc.kern = append(rc.kern, collective{ncclShort(names.Value(i)), st.Value(i), en.Value(i)})
-			}
+// hasPrefixFold reports whether s starts with w (lower-case ASCII) in any
+// ASCII case.
+func hasPrefixFold(s, w string) bool {
+	if len(s) < len(w) {
+		return false
+	}
+	for j := 0; j < len(w); j++ {
+		c := s[j]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != w[j] {
+			return false
 		}
 	}
-	// Each distinct name goes through the rank pattern once: a trace's
-	// ranges repeat few names, and a regexp per range took minutes on
-	// millions of them (as in devices.go).
-	looked := map[string]int{}
-	t2 := ingest.NVTX
-	var row int64
-	nvtx := func(r arrow.RecordBatch) {
-		st, en, et := ingest.I64(r, t2, ingest.ColStart), ingest.I64(r, t2, ingest.ColEnd), ingest.I32(r, t2, ingest.ColEventType)
-		pid := ingest.I64(r, t2, ingest.ColPid)
-		names := ingest.Str(r, t2, ingest.ColName)
-		for i := 0; i < int(r.NumRows()); i, row = i+1, row+1 {
-			n := names.Value(i)
-			rc := ct.nvtx.get(pid.Value(i))
-			if rc.nvtxRank < 0 {
-				rk, ok := looked[n]
-				if !ok {
-					rk = rankFromText(n)
-					looked[strings.Clone(n)] = rk
-				}
-				if rk >= 0 {
-					rc.nvtxRank, rc.nvtxRow = rk, row
-				}
-			}
-			if en.IsNull(i) || !rangeTypes[et.Value(i)] || !IsCollectiveRange(n) {
-				continue
-			}
-			rc.ranges = append(rc.ranges, collective{strings.Clone(n), st.Value(i), en.Value(i)})
-		}
-	}
-	return ct, map[*ingest.Table]tap{
-		t:  {cols: []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColName}, fn: kern},
-		t2: {cols: []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColEventType, ingest.ColName}, fn: nvtx},
-	}
+	return true
 }
 
-// fill gives ri what the taps read of process pid or, with whole, of every
+// collectives is what collect's pass read of every process for a job:
+// its NCCL kernels (the per-device figures' kernel tap), its NVTX
+// collective ranges and the rank named in its NVTX ranges (the collector's
+// NVTX pass), its kernel time per device (pidDev). A file's ranks are its
+// processes, or the whole file as one rank (fill).
+type collectives struct {
+	kern, ranges map[int64][]collective
+	ranks        map[int64]pidRank
+	pidDev       map[devKey]int64
+}
+
+// pidRank is the rank a process's NVTX rows name: the first row (in table
+// order, marks included) whose text names one; -1 when none does.
+type pidRank struct {
+	rank int
+	row  int64
+}
+
+func newPidRank() *pidRank { return &pidRank{rank: -1} }
+
+// nvtxMeta is what a job needs of an NVTX name, looked at once per name.
+type nvtxMeta struct {
+	rank int  // rankFromText
+	coll bool // IsCollectiveRange
+	done bool
+}
+
+// collectivesOf takes c's collectives (before the analysis consumes c).
+func collectivesOf(c *collector) *collectives {
+	cs := &collectives{kern: map[int64][]collective{}, ranges: map[int64][]collective{}, ranks: map[int64]pidRank{},
+		pidDev: maps.Clone(c.multi.pidDev)}
+	for p, m := range c.multi.procs {
+		if len(m.nccl) > 0 {
+			cs.kern[p] = m.nccl
+		}
+	}
+	for p, l := range c.nvtxColl.m {
+		cs.ranges[p] = *l
+	}
+	for p, r := range c.nvtxRanks.m {
+		cs.ranks[p] = *r
+	}
+	return cs
+}
+
+// fill gives ri what the pass read of process pid or, with whole, of every
 // row of the file (the rank named by the first NVTX row that names one).
-func (ct *collTaps) fill(ri *rankIn, pid int64, whole bool) {
+func (cs *collectives) fill(ri *rankIn, pid int64, whole bool) {
 	ri.devTime, ri.nvtxRank = map[int64]int64{}, -1
 	ri.kern, ri.ranges = nil, nil
 	row := int64(-1)
-	for k, ns := range ct.pidDev {
+	for k, ns := range cs.pidDev {
 		if whole || k.pid == pid {
 			ri.devTime[k.dev] += ns
 		}
 	}
-	for _, p := range ct.kern.pids() {
-		if rc := ct.kern.m[p]; whole || p == pid {
-			ri.kern = append(ri.kern, rc.kern...)
+	for _, p := range slices.Sorted(maps.Keys(cs.kern)) {
+		if whole || p == pid {
+			ri.kern = append(ri.kern, cs.kern[p]...)
 		}
 	}
-	for _, p := range ct.nvtx.pids() {
-		if rc := ct.nvtx.m[p]; whole || p == pid {
-			ri.ranges = append(ri.ranges, rc.ranges...)
-			if rc.nvtxRank >= 0 && (row < 0 || rc.nvtxRow < row) {
-				ri.nvtxRank, row = rc.nvtxRank, rc.nvtxRow
-			}
+	for _, p := range slices.Sorted(maps.Keys(cs.ranges)) {
+		if whole || p == pid {
+			ri.ranges = append(ri.ranges, cs.ranges[p]...)
+		}
+	}
+	for p, r := range cs.ranks {
+		if (whole || p == pid) && r.rank >= 0 && (row < 0 || r.row < row) {
+			ri.nvtxRank, row = r.rank, r.row
 		}
 	}
 }
 
-// finishCollectives sorts what collTaps read and settles the rank's
+// finishCollectives sorts what fill gave and settles the rank's
 // device and rank.
 func (ri *rankIn) finishCollectives() {
 	ri.dev = -1

@@ -3,6 +3,7 @@ package analyze
 import (
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -42,6 +43,32 @@ func TestDigitsToN(t *testing.T) {
 		"train_step_00012_rank3", "日本1語22", "\xff9\xfe", "iter 1.5e10"} {
 		if got, want := digitsToN(s), re.ReplaceAllString(s, "N"); got != want {
 			t.Errorf("digitsToN(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+// TestIsCollectiveRangeFold: the one-scan, any-case test agrees with
+// lower-casing the name and searching for each word.
+func TestIsCollectiveRangeFold(t *testing.T) {
+	slow := func(name string) bool {
+		if IsNCCLRange(name) {
+			return true
+		}
+		l := strings.ToLower(name)
+		for _, w := range [][]string{collectiveA, collectiveB, collectiveR} {
+			for _, x := range w {
+				if strings.Contains(l, x) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, n := range []string{"", "a", "nccl:all_reduce", "NCCLAllReduce", "DDP::AllReduce bucket 3", "xALL_GATHERy", "all_gathe",
+		"reduce_Scatter", "ReduceScatter_tensor", "Barrier", "broadcas", "step 1 rank 0", "alltoal", "all_to_all_single",
+		"ab", "aall_reduce", "bbarrier", "rreducescatter", "train_step 12", "Ärger all_reduce", "\\xffBROADCAST"} {
+		if got, want := IsCollectiveRange(n), slow(n); got != want {
+			t.Errorf("IsCollectiveRange(%q) = %v, want %v", n, got, want)
 		}
 	}
 }
