@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"sync"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/ingest"
@@ -266,5 +269,77 @@ func TestJobSplitMatchesProcessSource(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// countingSource counts the scans of each table of src.
+type countingSource struct {
+	src interface {
+		ingest.Source
+		ingest.ColumnScanner
+		ingest.RowEstimator
+	}
+	mu    sync.Mutex
+	scans map[string]int
+}
+
+func (c *countingSource) Info() *ingest.TraceInfo { return c.src.Info() }
+
+func (c *countingSource) count(t *ingest.Table) {
+	c.mu.Lock()
+	c.scans[t.Name]++
+	c.mu.Unlock()
+}
+
+func (c *countingSource) Scan(t *ingest.Table, fn func(arrow.RecordBatch) error) error {
+	c.count(t)
+	return c.src.Scan(t, fn)
+}
+
+func (c *countingSource) ScanColumns(t *ingest.Table, cols []string, fn func(arrow.RecordBatch) error) error {
+	c.count(t)
+	return c.src.ScanColumns(t, cols, fn)
+}
+
+func (c *countingSource) EstimateRows(t *ingest.Table) int64 { return c.src.EstimateRows(t) }
+
+// TestJobOnePass: a file of four processes, analyzed whole and as a job of
+// its processes, reads each of its tables once (it read them twice when
+// the processes were split by a second pass), and Analyze with
+// SplitProcesses hands AnalyzeJob everything it needs (no further read).
+func TestJobOnePass(t *testing.T) {
+	small := synth.DefaultConfig
+	small.Seed, small.Steps, small.KernelsPerStep, small.Episodes, small.EpisodeSteps, small.DecoySteps = 3, 80, 6, 2, 5, 3
+	cfg, err := synth.WithShape(small, "address-diverse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "address-diverse.sqlite")
+	if _, err := synth.Generate(path, cfg); err != nil {
+		t.Fatal(err)
+	}
+	r, err := nsys.Open(path, nsys.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	src := &countingSource{src: r, scans: map[string]int{}}
+	opts := analyze.DefaultOptions()
+	opts.SplitProcesses = true
+	whole, err := analyze.Analyze(src, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jr, err := analyze.AnalyzeJob([]analyze.JobInput{{Source: src, Whole: whole}}, analyze.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jr.Ranks) != 4 || len(jr.Traces) != 1 || jr.Traces[0] != whole {
+		t.Fatalf("%d ranks, %d whole-file analyses (want 4, and the one given)", len(jr.Ranks), len(jr.Traces))
+	}
+	for _, tb := range []*ingest.Table{ingest.API, ingest.Kernel, ingest.Memcpy, ingest.Memset, ingest.Sync, ingest.GPUFault, ingest.CPUFault, ingest.NVTX} {
+		if n := src.scans[tb.Name]; n != 1 {
+			t.Errorf("table %s read %d times, want once", tb.Name, n)
+		}
 	}
 }
