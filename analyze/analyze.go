@@ -211,10 +211,10 @@ func (a *analysis) run() (*Result, error) {
 		{"buildUnion", []func(){a.buildUnion}},
 		{"markStalls", []func(){a.markStalls}},
 		{"attributeWaits", []func(){a.attributeWaits}},
-		{"episodes+stats", []func(){a.findEpisodes, a.stats}},
-		{"umSummary", []func(){a.umSummary}},
-		{"stepRows", []func(){a.stepRows}},
-		{"timeline+charts", []func(){a.timeline, a.charts}},
+		// umSummary needs no episodes; stepRows and the timeline read
+		// them and write disjoint parts of the result.
+		{"episodes+stats+um", []func(){a.findEpisodes, a.stats, a.umSummary}},
+		{"steps+timeline", []func(){a.stepRows, a.timeline, a.charts}},
 		{"verdict", []func(){func() { a.verdict(); a.headline(); a.mitigations() }}},
 		{"devices", []func(){func() { a.multiFigures(); a.laneStorms(); a.deviceLanes() }}},
 		{"sanitizer", []func(){func() { a.res.Sanitizer = a.sanitizerReport(a.opts.Sanitizer); a.warnings() }}},
