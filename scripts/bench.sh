@@ -87,8 +87,13 @@ rows_of() { sed -n 's/^  "total_rows": \([0-9]*\).*/\1/p' "$1"; }
 
 # phases FILE prints the UMTRACE_PHASES lines of FILE as "name s" pairs,
 # the phases that took at least 3% of the total.
+# phases FILE: the phases of at least 3% of the total, each name once with
+# its summed time; "xN" when N analyses ran it (a file of several processes
+# is analyzed whole and per process, two at a time: the sum is CPU-ish
+# time, not wall time).
 phases() {
-	awk '/^umtrace: /{n[++k]=$2; t[k]=$3; sum+=$3} END{for(i=1;i<=k;i++) if(t[i]>=0.03*sum) printf "%s%s %.2f", (o++?", ":""), n[i], t[i]}' "$1"
+	awk '/^umtrace: /{if(!($2 in t)) n[++k]=$2; t[$2]+=$3; c[$2]++; sum+=$3}
+		END{for(i=1;i<=k;i++) if(t[n[i]]>=0.03*sum) printf "%s%s %.2f%s", (o++?", ":""), n[i], t[n[i]], (c[n[i]]>1 ? " x" c[n[i]] : "")}' "$1"
 }
 
 echo "# umtrace bench: $(nproc) CPUs, $(awk '/MemTotal/{printf "%.0f GB", $2/1e6}' /proc/meminfo) RAM, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
