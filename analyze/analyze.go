@@ -20,23 +20,22 @@ func Analyze(src ingest.Source, opts Options) (*Result, error) {
 	if opts.SplitProcesses {
 		return analyzeRanks(src, opts)
 	}
-	return analyzePart(src, opts, &part{})
+	c, err := collectCUDA(src)
+	if err != nil {
+		return nil, err
+	}
+	return analyzeCollected(c, src, opts)
 }
 
-// analyzePart collects src into p (with p's taps) and analyzes it.
-func analyzePart(src ingest.Source, opts Options, p *part) (*Result, error) {
+// collectCUDA reads src in collect's one pass, after checking that it
+// holds CUDA activity.
+func collectCUDA(src ingest.Source) (*collector, error) {
 	if err := hasCUDA(src); err != nil {
 		return nil, err
 	}
 	done := phase("collect")
-	err := collectParts(src, []*part{p})
-	done()
-	if err != nil {
-		return nil, err
-	}
-	c := p.c
-	p.c = nil
-	return analyzeCollected(c, src, opts)
+	defer done()
+	return collect(src)
 }
 
 // fileRanks is what a job needs of a file beyond its whole analysis: its
@@ -54,18 +53,10 @@ type fileRanks struct {
 // (Result.ranks). The processes go first: the whole analysis consumes the
 // records they are copied from.
 func analyzeRanks(src ingest.Source, opts Options) (*Result, error) {
-	if err := hasCUDA(src); err != nil {
-		return nil, err
-	}
-	p := &part{}
-	done := phase("collect")
-	err := collectParts(src, []*part{p})
-	done()
+	c, err := collectCUDA(src)
 	if err != nil {
 		return nil, err
 	}
-	c := p.c
-	p.c = nil
 	fr := &fileRanks{pids: c.cudaPids(), coll: collectivesOf(c)}
 	if len(fr.pids) > 1 {
 		// Sorted once here, the records each process's are filtered

@@ -373,11 +373,9 @@ type tap struct {
 	fn   func(arrow.RecordBatch)
 }
 
-// part is one consumer of collect's pass: a collector fed every row, with
-// extra taps on the same batches.
+// part is one consumer of collect's pass: a collector fed every row.
 type part struct {
-	taps map[*ingest.Table]tap
-	c    *collector
+	c *collector
 }
 
 // collect reads every table of src, once: the collector's own records and
@@ -458,16 +456,14 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 	}
 	md, taps := newMultiData()
 	c.multi = md
-	for _, ts := range []map[*ingest.Table]tap{taps, p.taps} {
-		for t, tp := range ts {
-			f, ok := out[t]
-			if !ok {
-				out[t] = feed{fn: tp.fn, cols: tp.cols}
-				continue
-			}
-			own := f.fn
-			out[t] = feed{fn: func(r arrow.RecordBatch) { own(r); tp.fn(r) }, cols: union(f.cols, tp.cols)}
+	for t, tp := range taps {
+		f, ok := out[t]
+		if !ok {
+			out[t] = feed{fn: tp.fn, cols: tp.cols}
+			continue
 		}
+		own := f.fn
+		out[t] = feed{fn: func(r arrow.RecordBatch) { own(r); tp.fn(r) }, cols: union(f.cols, tp.cols)}
 	}
 	return out, func() {
 		if canon := c.kernelNames.dedupe(); canon != nil {

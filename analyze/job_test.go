@@ -229,16 +229,7 @@ func TestJobReproducerTraces(t *testing.T) {
 // file. Real: the H200 multi-process recording; synth: the address-diverse
 // shape (4 processes, shuffled rows, overlapping correlation ids).
 func TestJobSplitMatchesProcessSource(t *testing.T) {
-	small := synth.DefaultConfig
-	small.Seed, small.Steps, small.KernelsPerStep, small.Episodes, small.EpisodeSteps, small.DecoySteps = 7, 120, 8, 2, 6, 3
-	cfg, err := synth.WithShape(small, "address-diverse")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ad := filepath.Join(t.TempDir(), "address-diverse.sqlite")
-	if _, err := synth.Generate(ad, cfg); err != nil {
-		t.Fatal(err)
-	}
+	ad := addressDiverse(t, 7, 120, 8, 6)
 	for _, path := range []string{testshared.Testdata("reproducer", "multi", "multi-process.sqlite"), ad} {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			jr := runJob(t, []string{path})
@@ -308,17 +299,7 @@ func (c *countingSource) EstimateRows(t *ingest.Table) int64 { return c.src.Esti
 // the processes were split by a second pass), and Analyze with
 // SplitProcesses hands AnalyzeJob everything it needs (no further read).
 func TestJobOnePass(t *testing.T) {
-	small := synth.DefaultConfig
-	small.Seed, small.Steps, small.KernelsPerStep, small.Episodes, small.EpisodeSteps, small.DecoySteps = 3, 80, 6, 2, 5, 3
-	cfg, err := synth.WithShape(small, "address-diverse")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "address-diverse.sqlite")
-	if _, err := synth.Generate(path, cfg); err != nil {
-		t.Fatal(err)
-	}
-	r, err := nsys.Open(path, nsys.Options{})
+	r, err := nsys.Open(addressDiverse(t, 3, 80, 6, 5), nsys.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,4 +323,22 @@ func TestJobOnePass(t *testing.T) {
 			t.Errorf("table %s read %d times, want once", tb.Name, n)
 		}
 	}
+}
+
+// addressDiverse generates a small address-diverse synth trace (4
+// processes, shuffled rows, overlapping correlation ids, two storms) and
+// returns its path.
+func addressDiverse(t *testing.T, seed uint64, steps, kernelsPerStep, episodeSteps int) string {
+	t.Helper()
+	small := synth.DefaultConfig
+	small.Seed, small.Steps, small.KernelsPerStep, small.Episodes, small.EpisodeSteps, small.DecoySteps = seed, steps, kernelsPerStep, 2, episodeSteps, 3
+	cfg, err := synth.WithShape(small, "address-diverse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "address-diverse.sqlite")
+	if _, err := synth.Generate(path, cfg); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -121,7 +121,7 @@ func (c *collector) finishByPid() {
 	}
 }
 
-// filterPid returns the elements of s whose pid is p, in order, in a list
+// filterByPid returns the elements of s whose pid is p, in order, in a list
 // of their exact size.
 func filterByPid[T any](s []T, p int64, pid func(*T) int64) []T {
 	n := 0
