@@ -96,6 +96,7 @@ func analyzeRanks(src ingest.Source, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	fr.coll.collectiveRanges(c)
 	res.ranks = fr
 	return res, nil
 }

@@ -342,12 +342,11 @@ type collector struct {
 	rangeBuf  chunks[nvtxRange] // ranges while collecting
 	nvtxNames *interner
 	// For a job (collectives): per NVTX name id what a job needs of it,
-	// and per process the rank its NVTX rows name and its collective
-	// ranges.
+	// and per process the rank its NVTX rows name (its collective ranges
+	// are taken from ranges after the analysis, collectiveRanges).
 	nvtxMeta    []nvtxMeta
 	nvtxRow     int64
 	nvtxRanks   byPid[pidRank]
-	nvtxColl    byPid[[]collective]
 	threadNames map[streamKey]string
 	gpus        []string
 }
@@ -878,10 +877,6 @@ func (c *collector) addNVTX(r arrow.RecordBatch) {
 				if pr := c.nvtxRanks.get(pid.Value(i)); pr.rank < 0 {
 					pr.rank, pr.row = m.rank, c.nvtxRow
 				}
-			}
-			if isRange && m.coll {
-				l := c.nvtxColl.get(pid.Value(i))
-				*l = append(*l, collective{c.nvtxNames.names[id], st.Value(i), en.Value(i)})
 			}
 		}
 		if !isRange {

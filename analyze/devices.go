@@ -296,7 +296,14 @@ func newMultiData() (*multiData, map[*ingest.Table]tap) {
 	if multi {
 		md.haveScan = true
 		t := ingest.Kernel
-		nccl := newDictCache(func(v string, _ bool) bool { return IsNCCLKernel(v) })
+		// Each name once: "" for a kernel that is not NCCL's, else its
+		// short name (one string per name, not a copy per kernel).
+		nccl := newDictCache(func(v string, _ bool) string {
+			if IsNCCLKernel(v) {
+				return ncclShort(v)
+			}
+			return ""
+		})
 		errs = append(errs, scanTable(src, t, []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColName}, func(r arrow.RecordBatch) {
 			st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
 			pid, dv := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColDeviceID)
@@ -310,12 +317,12 @@ func newMultiData() (*multiData, map[*ingest.Table]tap) {
 				d.d.KernelNs += dur
 				d.kns += dur
 				d.kern = true
-				if is, _ := nccl.get(names, i); is {
+				if short, _ := nccl.get(names, i); short != "" {
 					d.d.NCCLKernels++
 					d.d.NCCLNs += dur
 					x := m.pidNCCL[p]
 					m.pidNCCL[p] = [2]int64{x[0] + 1, x[1] + dur}
-					m.nccl = append(m.nccl, collective{ncclShort(names.Value(i)), st.Value(i), en.Value(i)})
+					m.nccl = append(m.nccl, collective{short, st.Value(i), en.Value(i)})
 				}
 			}
 		}))

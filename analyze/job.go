@@ -257,7 +257,8 @@ type nvtxMeta struct {
 	done bool
 }
 
-// collectivesOf takes c's collectives (before the analysis consumes c).
+// collectivesOf takes c's collectives but the NVTX ranges (before the
+// analysis consumes c).
 func collectivesOf(c *collector) *collectives {
 	cs := &collectives{kern: map[int64][]collective{}, ranges: map[int64][]collective{}, ranks: map[int64]pidRank{},
 		pidDev: maps.Clone(c.multi.pidDev)}
@@ -266,13 +267,22 @@ func collectivesOf(c *collector) *collectives {
 			cs.kern[p] = m.nccl
 		}
 	}
-	for p, l := range c.nvtxColl.m {
-		cs.ranges[p] = *l
-	}
 	for p, r := range c.nvtxRanks.m {
 		cs.ranks[p] = *r
 	}
 	return cs
+}
+
+// collectiveRanges adds c's NVTX collective ranges, per process. It runs
+// after the whole-file analysis, which leaves c.ranges as collected (in
+// table order): the ranges are not held twice while it runs (millions of
+// "nccl:all_reduce" ranges in some traces).
+func (cs *collectives) collectiveRanges(c *collector) {
+	for _, r := range c.ranges {
+		if r.nameID >= 0 && int(r.nameID) < len(c.nvtxMeta) && c.nvtxMeta[r.nameID].coll {
+			cs.ranges[r.pid] = append(cs.ranges[r.pid], collective{c.nvtxNames.names[r.nameID], r.start, r.end})
+		}
+	}
 }
 
 // fill gives ri what the pass read of process pid or, with whole, of every
