@@ -96,6 +96,10 @@ func analyzeRanks(src ingest.Source, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The analysis is done with the records: let them go before the
+	// collective ranges are copied out of c.ranges.
+	c.calls, c.migrations, c.gfaults, c.cfaults, c.allocs, c.multi = nil, nil, nil, nil, nil, nil
+	c.syncStream, c.copyStream, c.setStream, c.longWork, c.kernelNames = nil, nil, nil, nil, nil
 	fr.coll.collectiveRanges(c)
 	res.ranks = fr
 	return res, nil
@@ -203,9 +207,12 @@ func (a *analysis) run() (*Result, error) {
 		{"buildUnion", []func(){a.buildUnion}},
 		{"markStalls", []func(){a.markStalls}},
 		{"attributeWaits", []func(){a.attributeWaits}},
-		// umSummary needs no episodes; stepRows and the timeline read
-		// them and write disjoint parts of the result.
-		{"episodes+stats+um", []func(){a.findEpisodes, a.stats, a.umSummary}},
+		// umSummary needs no episodes but runs on its own: beside them its
+		// temporaries raised the peak of traces whose live heap is large
+		// (2M kernel names: +60 MB). stepRows and the timeline read the
+		// episodes and write disjoint parts of the result.
+		{"episodes+stats", []func(){a.findEpisodes, a.stats}},
+		{"umSummary", []func(){a.umSummary}},
 		{"steps+timeline", []func(){a.stepRows, a.timeline, a.charts}},
 		{"verdict", []func(){func() { a.verdict(); a.headline(); a.mitigations() }}},
 		{"devices", []func(){func() { a.multiFigures(); a.laneStorms(); a.deviceLanes() }}},

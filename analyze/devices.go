@@ -296,14 +296,11 @@ func newMultiData() (*multiData, map[*ingest.Table]tap) {
 	if multi {
 		md.haveScan = true
 		t := ingest.Kernel
-		// Each name once: "" for a kernel that is not NCCL's, else its
-		// short name (one string per name, not a copy per kernel).
-		nccl := newDictCache(func(v string, _ bool) string {
-			if IsNCCLKernel(v) {
-				return ncclShort(v)
-			}
-			return ""
-		})
+		nccl := newDictCache(func(v string, _ bool) bool { return IsNCCLKernel(v) })
+		// NCCL kernels' short names, one string per name (not a copy per
+		// kernel; a cache of strings by dictionary entry would be 16 bytes
+		// for each of the millions of entries a shared dictionary has).
+		shortOf := map[string]string{}
 		errs = append(errs, scanTable(src, t, []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColName}, func(r arrow.RecordBatch) {
 			st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
 			pid, dv := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColDeviceID)
@@ -317,11 +314,17 @@ func newMultiData() (*multiData, map[*ingest.Table]tap) {
 				d.d.KernelNs += dur
 				d.kns += dur
 				d.kern = true
-				if short, _ := nccl.get(names, i); short != "" {
+				if is, _ := nccl.get(names, i); is {
 					d.d.NCCLKernels++
 					d.d.NCCLNs += dur
 					x := m.pidNCCL[p]
 					m.pidNCCL[p] = [2]int64{x[0] + 1, x[1] + dur}
+					n := names.Value(i)
+					short, ok := shortOf[n]
+					if !ok {
+						short = ncclShort(n)
+						shortOf[strings.Clone(n)] = short
+					}
 					m.nccl = append(m.nccl, collective{short, st.Value(i), en.Value(i)})
 				}
 			}

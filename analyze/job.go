@@ -278,8 +278,22 @@ func collectivesOf(c *collector) *collectives {
 // table order): the ranges are not held twice while it runs (millions of
 // "nccl:all_reduce" ranges in some traces).
 func (cs *collectives) collectiveRanges(c *collector) {
-	for _, r := range c.ranges {
-		if r.nameID >= 0 && int(r.nameID) < len(c.nvtxMeta) && c.nvtxMeta[r.nameID].coll {
+	is := func(r *nvtxRange) bool {
+		return r.nameID >= 0 && int(r.nameID) < len(c.nvtxMeta) && c.nvtxMeta[r.nameID].coll
+	}
+	// Counted first: lists of their exact size, made while the ranges
+	// are still held.
+	n := map[int64]int{}
+	for i := range c.ranges {
+		if is(&c.ranges[i]) {
+			n[c.ranges[i].pid]++
+		}
+	}
+	for p, k := range n {
+		cs.ranges[p] = make([]collective, 0, k)
+	}
+	for i := range c.ranges {
+		if r := &c.ranges[i]; is(r) {
 			cs.ranges[r.pid] = append(cs.ranges[r.pid], collective{c.nvtxNames.names[r.nameID], r.start, r.end})
 		}
 	}

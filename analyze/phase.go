@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 )
 
@@ -20,6 +21,24 @@ func phase(name string) func() {
 	return func() {
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
-		fmt.Fprintf(os.Stderr, "umtrace: %-16s %7.3f s  (allocated %5d MiB, heap %4d MiB, %d GCs)\n", name, time.Since(t).Seconds(), m.TotalAlloc>>20, m.HeapAlloc>>20, m.NumGC)
+		fmt.Fprintf(os.Stderr, "umtrace: %-16s %7.3f s  (allocated %5d MiB, heap %4d MiB, %d GCs%s)\n", name, time.Since(t).Seconds(), m.TotalAlloc>>20, m.HeapAlloc>>20, m.NumGC, peakRSS())
 	}
+}
+
+// peakRSS is ", peak RSS N MiB" from /proc/self/status (VmHWM), or "" where
+// there is none.
+func peakRSS() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			var kb int64
+			if _, err := fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb); err == nil {
+				return fmt.Sprintf(", peak RSS %d MiB", kb>>10)
+			}
+		}
+	}
+	return ""
 }
