@@ -207,12 +207,9 @@ func (a *analysis) run() (*Result, error) {
 		{"buildUnion", []func(){a.buildUnion}},
 		{"markStalls", []func(){a.markStalls}},
 		{"attributeWaits", []func(){a.attributeWaits}},
-		// umSummary needs no episodes but runs on its own: beside them its
-		// temporaries raised the peak of traces whose live heap is large
-		// (2M kernel names: +60 MB). stepRows and the timeline read the
-		// episodes and write disjoint parts of the result.
-		{"episodes+stats", []func(){a.findEpisodes, a.stats}},
-		{"umSummary", []func(){a.umSummary}},
+		// umSummary needs no episodes; stepRows and the timeline read
+		// them and write disjoint parts of the result.
+		{"episodes+stats+um", []func(){a.findEpisodes, a.stats, a.umSummary}},
 		{"steps+timeline", []func(){a.stepRows, a.timeline, a.charts}},
 		{"verdict", []func(){func() { a.verdict(); a.headline(); a.mitigations() }}},
 		{"devices", []func(){func() { a.multiFigures(); a.laneStorms(); a.deviceLanes() }}},
