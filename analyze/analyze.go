@@ -96,11 +96,11 @@ func analyzeRanks(src ingest.Source, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The analysis is done with the records: let them go before the
-	// collective ranges are copied out of c.ranges.
-	c.calls, c.migrations, c.gfaults, c.cfaults, c.allocs, c.multi = nil, nil, nil, nil, nil, nil
-	c.syncStream, c.copyStream, c.setStream, c.longWork, c.kernelNames = nil, nil, nil, nil, nil
-	fr.coll.collectiveRanges(c)
+	// The analysis is done with the records: only the NVTX ranges are
+	// kept (c goes) while the collective ones are copied out of them.
+	ranges, meta, names := c.ranges, c.nvtxMeta, c.nvtxNames.names
+	c = nil
+	fr.coll.collectiveRanges(ranges, meta, names)
 	res.ranks = fr
 	return res, nil
 }
@@ -612,59 +612,43 @@ func (a *analysis) buildUnion() {
 	// A process whose own analysis gave back its union (analyzeRanks) has
 	// it; the others' are built here.
 	a.union = map[int64][]span{}
-	given := a.c.procCalls != nil // every CUDA process's analysis ran
 	for p, u := range a.c.procUnion {
 		a.union[p] = u
 	}
 	a.c.procUnion = nil
-	has := func(p int64) bool {
-		if !given {
-			return false
-		}
-		_, ok := a.c.procCalls[p]
-		return ok
-	}
 	// Per process, its GPU fault groups and its demand migrations: each
 	// list is sorted by start (sortInputs), so the union is one sweep
-	// over the two in merged order, with no sort.
-	type lists struct{ f, m []span }
-	per := map[int64]*lists{}
-	get := func(p int64) *lists {
-		l := per[p]
-		if l == nil {
-			l = &lists{}
+	// over the two in merged order, with no sort. Counted first: the
+	// spans are the bulk of the UM records.
+	type lists struct {
+		nf, nm int
+		f, m   []span
+	}
+	per := map[int64]*lists{} // nil for a process whose union was given
+	of := func(p int64) *lists {
+		l, ok := per[p]
+		if !ok {
+			if _, given := a.union[p]; !given {
+				l = &lists{}
+			}
 			per[p] = l
 		}
 		return l
 	}
-	// Count first: the spans are the bulk of the UM records.
-	fn, mn := map[int64]int{}, map[int64]int{}
 	for _, g := range a.c.gfaults {
-		fn[g.pid]++
+		if l := of(g.pid); l != nil {
+			l.nf++
+		}
 	}
 	for _, m := range a.c.migrations {
-		if demand(int32(m.cause)) {
-			mn[int64(m.pid)]++
+		if l := of(int64(m.pid)); l != nil && demand(int32(m.cause)) {
+			l.nm++
 		}
 	}
-	for p := range fn {
-		if has(p) {
-			delete(fn, p)
+	for _, l := range per {
+		if l != nil {
+			l.f, l.m = make([]span, 0, l.nf), make([]span, 0, l.nm)
 		}
-	}
-	for p := range mn {
-		if has(p) {
-			delete(mn, p)
-		}
-	}
-	for p, n := range fn {
-		get(p).f = make([]span, 0, n)
-	}
-	for p, n := range mn {
-		get(p).m = make([]span, 0, n)
-	}
-	if len(per) == 0 {
-		return
 	}
 	for _, g := range a.c.gfaults {
 		if l := per[g.pid]; l != nil {
@@ -672,13 +656,14 @@ func (a *analysis) buildUnion() {
 		}
 	}
 	for _, m := range a.c.migrations {
-		if demand(int32(m.cause)) {
-			if l := per[int64(m.pid)]; l != nil {
-				l.m = append(l.m, span{m.start, max(m.end(), m.start+1)})
-			}
+		if l := per[int64(m.pid)]; l != nil && demand(int32(m.cause)) {
+			l.m = append(l.m, span{m.start, max(m.end(), m.start+1)})
 		}
 	}
 	for pid, l := range per {
+		if l == nil || l.nf+l.nm == 0 {
+			continue
+		}
 		var out []span
 		f, m := l.f, l.m
 		for len(f) > 0 || len(m) > 0 {

@@ -861,19 +861,15 @@ func (c *collector) addNVTX(r arrow.RecordBatch) {
 		if k := names.Key(i); k >= 0 {
 			if local[k] < 0 {
 				local[k] = c.nvtxNames.id(names.DictValue(k))
+				if n := c.nvtxNames.names; int(local[k]) == len(c.nvtxMeta) {
+					// A new name (ids are handed out in order): what a
+					// job needs of it, looked at once.
+					c.nvtxMeta = append(c.nvtxMeta, nvtxMeta{rank: rankFromText(n[local[k]]), coll: IsCollectiveRange(n[local[k]])})
+				}
 			}
 			id = local[k]
-			// A job's: the rank a process's rows name, its collectives
-			// (each name looked at once).
-			if int(id) >= len(c.nvtxMeta) {
-				c.nvtxMeta = append(c.nvtxMeta, make([]nvtxMeta, int(id)+1-len(c.nvtxMeta))...)
-			}
-			m := &c.nvtxMeta[id]
-			if !m.done {
-				n := c.nvtxNames.names[id]
-				*m = nvtxMeta{rank: rankFromText(n), coll: IsCollectiveRange(n), done: true}
-			}
-			if m.rank >= 0 {
+			// A job's: the rank a process's rows name.
+			if m := &c.nvtxMeta[id]; m.rank >= 0 {
 				if pr := c.nvtxRanks.get(pid.Value(i)); pr.rank < 0 {
 					pr.rank, pr.row = m.rank, c.nvtxRow
 				}

@@ -138,10 +138,6 @@ type devAcc struct {
 	pids map[int64]bool
 	mig  *migAgg
 	copy map[string]int64
-	// In a process's figures: its kernel time on the device, and whether
-	// it ran any kernel there (pidDev when finished).
-	kns  int64
-	kern bool
 }
 
 // multiData is what the per-device pass read: the taps fill one per
@@ -312,8 +308,6 @@ func newMultiData() (*multiData, map[*ingest.Table]tap) {
 				d := m.procDev(p, dv.Value(i))
 				d.d.Kernels++
 				d.d.KernelNs += dur
-				d.kns += dur
-				d.kern = true
 				if is, _ := nccl.get(names, i); is {
 					d.d.NCCLKernels++
 					d.d.NCCLNs += dur
@@ -411,9 +405,11 @@ func newMultiData() (*multiData, map[*ingest.Table]tap) {
 func (md *multiData) finish() {
 	for _, p := range slices.Sorted(maps.Keys(md.procs)) {
 		x := md.procs[p]
+		// A process's figures hold its rows only: a device's kernels
+		// there are the process's.
 		for id, d := range x.devs {
-			if d.kern {
-				x.pidDev[devKey{p, id}] += d.kns
+			if d.d.Kernels > 0 {
+				x.pidDev[devKey{p, id}] += d.d.KernelNs
 			}
 		}
 		x.lastDev = nil

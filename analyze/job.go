@@ -250,11 +250,11 @@ type pidRank struct {
 
 func newPidRank() *pidRank { return &pidRank{rank: -1} }
 
-// nvtxMeta is what a job needs of an NVTX name, looked at once per name.
+// nvtxMeta is what a job needs of an NVTX name, looked at once per name
+// (collector.nvtxMeta, by name id).
 type nvtxMeta struct {
 	rank int  // rankFromText
 	coll bool // IsCollectiveRange
-	done bool
 }
 
 // collectivesOf takes c's collectives but the NVTX ranges (before the
@@ -273,28 +273,26 @@ func collectivesOf(c *collector) *collectives {
 	return cs
 }
 
-// collectiveRanges adds c's NVTX collective ranges, per process. It runs
-// after the whole-file analysis, which leaves c.ranges as collected (in
-// table order): the ranges are not held twice while it runs (millions of
+// collectiveRanges adds the NVTX collective ranges of a collector's
+// ranges (named by names, described by meta), per process. It runs after
+// the whole-file analysis, which leaves the ranges as collected (in table
+// order): they are not held twice while it runs (millions of
 // "nccl:all_reduce" ranges in some traces).
-func (cs *collectives) collectiveRanges(c *collector) {
-	is := func(r *nvtxRange) bool {
-		return r.nameID >= 0 && int(r.nameID) < len(c.nvtxMeta) && c.nvtxMeta[r.nameID].coll
-	}
-	// Counted first: lists of their exact size, made while the ranges
-	// are still held.
+func (cs *collectives) collectiveRanges(ranges []nvtxRange, meta []nvtxMeta, names []string) {
+	is := func(r *nvtxRange) bool { return r.nameID >= 0 && meta[r.nameID].coll }
+	// Counted first: lists of their exact size.
 	n := map[int64]int{}
-	for i := range c.ranges {
-		if is(&c.ranges[i]) {
-			n[c.ranges[i].pid]++
+	for i := range ranges {
+		if is(&ranges[i]) {
+			n[ranges[i].pid]++
 		}
 	}
 	for p, k := range n {
 		cs.ranges[p] = make([]collective, 0, k)
 	}
-	for i := range c.ranges {
-		if r := &c.ranges[i]; is(r) {
-			cs.ranges[r.pid] = append(cs.ranges[r.pid], collective{c.nvtxNames.names[r.nameID], r.start, r.end})
+	for i := range ranges {
+		if r := &ranges[i]; is(r) {
+			cs.ranges[r.pid] = append(cs.ranges[r.pid], collective{names[r.nameID], r.start, r.end})
 		}
 	}
 }

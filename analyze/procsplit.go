@@ -113,11 +113,7 @@ func (c *collector) finishByPid() {
 			c.clamped += w.clamped
 			c.pidGPU[p] = x
 		}
-		by.m = nil
-		by.cache = [16]struct {
-			pid int64
-			v   *pidWork
-		}{}
+		*by = byPid[pidWork]{}
 	}
 }
 
