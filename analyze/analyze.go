@@ -537,27 +537,29 @@ func (a *analysis) findSteps() {
 			counts[g]++
 		}
 	}
-	all := make([]nvtxRange, 0, len(rs))
-	lists := make([][]nvtxRange, len(keys))
+	// Each group a list of indices into rs (4 bytes a range, not a copy
+	// of it: millions of ranges), cut from one list.
+	all := make([]int32, 0, len(rs))
+	lists := make([][]int32, len(keys))
 	for g := range lists {
 		if g < len(counts) {
 			lists[g] = all[len(all) : len(all) : len(all)+counts[g]]
 			all = all[:len(all)+counts[g]]
 		}
 	}
-	for i, r := range rs {
+	for i := range rs {
 		if g := gOf[i]; g >= 0 {
-			lists[g] = append(lists[g], r)
+			lists[g] = append(lists[g], int32(i))
 		}
 	}
 	gOf = nil
-	groups := make(map[string][]nvtxRange, len(keys))
+	groups := make(map[string][]int32, len(keys))
 	for g, key := range keys {
 		groups[key] = lists[g]
 	}
 	type cand struct {
 		key   string
-		rs    []nvtxRange
+		rs    []int32
 		total int64
 		word  bool
 	}
@@ -566,13 +568,16 @@ func (a *analysis) findSteps() {
 		if len(g) < 2 || (a.opts.StepRange == "" && len(g) < 3) {
 			continue
 		}
-		sortByKey(g, func(r *nvtxRange) uint64 { return timeKey(r.start) }, func(x, y nvtxRange) int { return cmp.Compare(x.end, y.end) })
+		sortByKey(g, func(i *int32) uint64 { return timeKey(rs[*i].start) }, func(x, y int32) int { return cmp.Compare(rs[x].end, rs[y].end) })
 		ok := true
 		var total int64
-		for i := range g {
-			total += g[i].end - g[i].start
-			if i > 0 && g[i].start < g[i-1].end && g[i].pid == g[i-1].pid {
-				ok = false
+		for i, j := range g {
+			r := &rs[j]
+			total += r.end - r.start
+			if i > 0 {
+				if p := &rs[g[i-1]]; r.start < p.end && r.pid == p.pid {
+					ok = false
+				}
 			}
 		}
 		if !ok && a.opts.StepRange == "" {
@@ -599,7 +604,10 @@ func (a *analysis) findSteps() {
 		return cmp.Or(cmp.Compare(y.total, x.total), cmp.Compare(x.key, y.key))
 	})
 	best := cands[0]
-	a.steps = best.rs
+	a.steps = make([]nvtxRange, len(best.rs))
+	for i, j := range best.rs {
+		a.steps[i] = rs[j]
+	}
 	st.Range = best.key
 	st.Source = "detected"
 	if a.opts.StepRange != "" {
