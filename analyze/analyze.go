@@ -225,6 +225,9 @@ func (a *analysis) run() (*Result, error) {
 	if a.multiErr != nil {
 		return nil, a.multiErr
 	}
+	if err := c.kernelNames.src.error(); err != nil {
+		return nil, err // a kernel name the report needs could not be read
+	}
 	if c.giveBack != nil {
 		c.giveBack(c.calls, a.union)
 		c.giveBack = nil
@@ -788,8 +791,8 @@ func (a *analysis) workName(w gpuWork) string {
 	switch {
 	case w.name == noWork:
 		return "[no GPU work pending]"
-	case w.name >= 0 && int(w.name) < len(a.c.kernelNames.names):
-		return a.c.kernelNames.names[w.name]
+	case w.name >= 0 && int(w.name) < a.c.kernelNames.len():
+		return a.c.kernelNames.name(w.name)
 	case w.name >= 0:
 		return "[unknown kernel]"
 	case w.name == memsetCode:
@@ -1057,7 +1060,7 @@ func (a *analysis) kernelSlowdown(lo, hi int64) []KernelSlow {
 	// each of millions of kernel names).
 	if a.calmDone == nil {
 		a.calmKernel = map[int32]float64{}
-		a.calmDone = make([]bool, len(a.c.kernelNames.names))
+		a.calmDone = make([]bool, a.c.kernelNames.len())
 	}
 	var want []bool
 	for id := range in {
@@ -1073,13 +1076,23 @@ func (a *analysis) kernelSlowdown(lo, hi int64) []KernelSlow {
 			a.calmKernel[id] = quantileF(ds, 0.5)
 		})
 	}
-	var ks []KernelSlow
-	totals := map[string]int64{}
+	// The five kernels with the most time here, chosen by id; only they
+	// are named.
+	totals := map[int32]int64{}
+	ids := make([]int32, 0, len(in))
 	for id, ds := range in {
-		k := KernelSlow{Name: a.c.kernelNames.names[id], Count: len(ds), MedianNs: round1(medianOf(ds))}
+		var t int64
 		for _, d := range ds {
-			totals[k.Name] += d
+			t += d
 		}
+		totals[id] = t
+		ids = append(ids, id)
+	}
+	top := topByTotal(ids, func(id int32) int64 { return totals[id] }, 5, a.c.kernelNames.name, a.c.kernelNames.resolve)
+	ks := make([]KernelSlow, 0, len(top))
+	for _, id := range top {
+		ds := in[id]
+		k := KernelSlow{Name: a.c.kernelNames.name(id), Count: len(ds), MedianNs: round1(medianOf(ds))}
 		if m, ok := a.calmKernel[id]; ok {
 			k.CalmMedianNs = round1(m)
 			if k.CalmMedianNs > 0 {
@@ -1087,15 +1100,6 @@ func (a *analysis) kernelSlowdown(lo, hi int64) []KernelSlow {
 			}
 		}
 		ks = append(ks, k)
-	}
-	slices.SortFunc(ks, func(x, y KernelSlow) int {
-		return cmp.Or(cmp.Compare(totals[y.Name], totals[x.Name]), cmp.Compare(x.Name, y.Name))
-	})
-	if len(ks) > 5 {
-		ks = ks[:5]
-	}
-	if ks == nil {
-		ks = []KernelSlow{}
 	}
 	return ks
 }
@@ -1160,7 +1164,7 @@ func (g *migAgg) list() []MigrationAgg {
 // true for, sorted ascending. ds is a buffer reused for the next id: fn
 // must not keep it.
 func (a *analysis) kernelSamples(want []bool, keep func(w gpuWork, start int64) bool, fn func(id int32, ds []float64)) {
-	counts := make([]int, len(a.c.kernelNames.names))
+	counts := make([]int, a.c.kernelNames.len())
 	for k, ws := range a.work {
 		for _, w := range ws {
 			if w.name >= 0 && (want == nil || want[w.name]) && keep(w, w.end-a.wdur(k, w)) {

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/umtrace/umtrace/ingest"
 )
@@ -37,6 +38,13 @@ type interner struct {
 	// table holds each string once, but a redacted or merged export need
 	// not; millions of kernel names were a second of map lookups.
 	lazy, lazyAdded bool
+	// By source id (byID, names.go): src reads the names; sids[id] is
+	// id's source id, local (and far, for large ones) the other way
+	// round (while collecting).
+	src   *sourceNames
+	sids  []int64
+	local []int32 // source id → id+1
+	far   map[int64]int32
 }
 
 func newInterner() *interner {
@@ -365,6 +373,17 @@ var needed = map[*ingest.Table][]string{
 	ingest.MemUsage: {ingest.ColAddress, ingest.ColPid, ingest.ColBytes, ingest.ColMemKind, ingest.ColOperation},
 }
 
+// idCols is cols with the kernel name as ids (ingest.ColNameID).
+func idCols(cols []string) []string {
+	out := slices.Clone(cols)
+	for i, c := range out {
+		if c == ingest.ColName {
+			out[i] = ingest.ColNameID
+		}
+	}
+	return out
+}
+
 // tap is an extra consumer of a table's batches in collect's one pass, with
 // the columns it reads.
 type tap struct {
@@ -449,11 +468,16 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 		ingest.Thread:   {fn: c.addThread},
 		ingest.GPU:      {fn: c.addGPU},
 	}
+	names := nameTable(src)
 	for t, f := range out {
 		f.cols = needed[t]
+		if t == ingest.Kernel && names != nil {
+			f.cols = idCols(f.cols)
+		}
 		out[t] = f
 	}
-	md, taps := newMultiData()
+	c.kernelNames.byID(names)
+	md, taps := newMultiData(names)
 	c.multi = md
 	for t, tp := range taps {
 		f, ok := out[t]
@@ -472,7 +496,7 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 		c.calls = c.callBuf.drainTo(make([]call, 0, c.callBuf.len()))
 		c.ranges = c.rangeBuf.drainTo(make([]nvtxRange, 0, c.rangeBuf.len()))
 		for _, in := range []*interner{c.apiNames, c.kernelNames, c.siteNames, c.nvtxNames} {
-			in.ids, in.clash, in.keys = nil, nil, nil
+			in.ids, in.clash, in.keys, in.local, in.far = nil, nil, nil, nil, nil
 		}
 		c.finishByPid()
 	}
@@ -656,8 +680,12 @@ func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[stream
 	pid, strm := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColStreamID)
 	corr := ingest.I64(r, t, ingest.ColCorrelationID)
 	var names ingest.Strings
+	var nameIDs *array.Int64
 	isKernel := t == ingest.Kernel
-	if isKernel {
+	switch {
+	case isKernel && c.kernelNames.src != nil:
+		nameIDs = ingest.I64(r, t, ingest.ColNameID)
+	case isKernel:
 		names = ingest.Str(r, t, ingest.ColName)
 		c.kernelNames.column(names)
 	}
@@ -674,7 +702,10 @@ func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[stream
 			sp = &by.get(k.pid).span
 		}
 		name := int32(memsetCode)
-		if isKernel {
+		switch {
+		case nameIDs != nil:
+			name = c.kernelNames.sidKey(nameIDs, i)
+		case isKernel:
 			name = c.kernelNames.key(names, i)
 		}
 		s, e := st.Value(i), en.Value(i)

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/umtrace/umtrace/ingest"
 )
@@ -65,21 +66,7 @@ type Process struct {
 // IsNCCLKernel reports whether a kernel is an NCCL collective
 // (ncclKernel_*, ncclDevKernel_*; demangled names may carry a namespace or
 // a return type).
-func IsNCCLKernel(name string) bool {
-	// One scan for "nccl", not one per word: this runs on every distinct
-	// kernel name (millions of 200-byte templates in some traces).
-	for i := 0; ; {
-		j := strings.Index(name[i:], "nccl")
-		if j < 0 {
-			return false
-		}
-		rest := name[i+j+4:]
-		if strings.HasPrefix(rest, "Kernel") || strings.HasPrefix(rest, "DevKernel") {
-			return true
-		}
-		i += j + 4
-	}
-}
+func IsNCCLKernel(name string) bool { return ingest.IsNCCLKernel(name) }
 
 // IsNCCLRange reports whether an NVTX range marks an NCCL collective
 // (PyTorch's "nccl:all_reduce", NCCL's own "ncclAllReduce").
@@ -266,7 +253,7 @@ func isAllocAPI(name string) bool {
 // and memory figures need, as taps on collect's one pass over the tables
 // (each batch is read once for everything; the figures are used only when
 // the trace has more than one device or process). finish completes them.
-func newMultiData() (*multiData, map[*ingest.Table]tap) {
+func newMultiData(names *sourceNames) (*multiData, map[*ingest.Table]tap) {
 	md := newMultiAcc()
 	md.procs = map[int64]*multiData{}
 	taps := map[*ingest.Table]tap{}
@@ -297,30 +284,57 @@ func newMultiData() (*multiData, map[*ingest.Table]tap) {
 		// kernel; a cache of strings by dictionary entry would be 16 bytes
 		// for each of the millions of entries a shared dictionary has).
 		shortOf := map[string]string{}
-		errs = append(errs, scanTable(src, t, []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColName}, func(r arrow.RecordBatch) {
+		shortBySID := map[int64]string{}
+		cols := []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColName}
+		if names != nil {
+			cols = idCols(cols)
+		}
+		errs = append(errs, scanTable(src, t, cols, func(r arrow.RecordBatch) {
 			st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
 			pid, dv := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColDeviceID)
-			names := ingest.Str(r, t, ingest.ColName)
-			nccl.batch(names)
+			var strs ingest.Strings
+			var ids *array.Int64
+			if names != nil {
+				ids = ingest.I64(r, t, ingest.ColNameID)
+			} else {
+				strs = ingest.Str(r, t, ingest.ColName)
+				nccl.batch(strs)
+			}
 			for i := 0; i < int(r.NumRows()); i++ {
 				p, dur := pid.Value(i), en.Value(i)-st.Value(i)
 				m := proc(p)
 				d := m.procDev(p, dv.Value(i))
 				d.d.Kernels++
 				d.d.KernelNs += dur
-				if is, _ := nccl.get(names, i); is {
-					d.d.NCCLKernels++
-					d.d.NCCLNs += dur
-					x := m.pidNCCL[p]
-					m.pidNCCL[p] = [2]int64{x[0] + 1, x[1] + dur}
-					n := names.Value(i)
-					short, ok := shortOf[n]
-					if !ok {
-						short = ncclShort(n)
-						shortOf[strings.Clone(n)] = short
+				var short string
+				if ids != nil {
+					if ids.IsNull(i) || !names.nccl(ids.Value(i)) {
+						continue
 					}
-					m.nccl = append(m.nccl, collective{short, st.Value(i), en.Value(i)})
+					sid := ids.Value(i)
+					s, ok := shortBySID[sid]
+					if !ok {
+						s = ncclShort(names.get(sid))
+						shortBySID[sid] = s
+					}
+					short = s
+				} else {
+					if is, _ := nccl.get(strs, i); !is {
+						continue
+					}
+					n := strs.Value(i)
+					s, ok := shortOf[n]
+					if !ok {
+						s = ncclShort(n)
+						shortOf[strings.Clone(n)] = s
+					}
+					short = s
 				}
+				d.d.NCCLKernels++
+				d.d.NCCLNs += dur
+				x := m.pidNCCL[p]
+				m.pidNCCL[p] = [2]int64{x[0] + 1, x[1] + dur}
+				m.nccl = append(m.nccl, collective{short, st.Value(i), en.Value(i)})
 			}
 		}))
 		t2 := ingest.Memcpy

@@ -65,10 +65,15 @@ func (a *analysis) sanitizerReport(logs []SanitizerInput) *SanitizerReport {
 			}
 		}
 	}
+	ids := make([]int32, 0, len(all))
+	for id := range all {
+		ids = append(ids, id)
+	}
+	a.c.kernelNames.resolve(ids) // in one read
 	names := func(set map[int32]bool) []string {
 		out := make([]string, 0, len(set))
 		for id := range set {
-			out = append(out, a.c.kernelNames.names[id])
+			out = append(out, a.c.kernelNames.name(id))
 		}
 		sort.Strings(out)
 		return out

@@ -31,11 +31,6 @@ func (a *analysis) stats() {
 		byTid[streamKey{cl.pid, cl.tid}] = append(byTid[streamKey{cl.pid, cl.tid}], d)
 		byStrm[streamKey{cl.pid, cl.stream}] = append(byStrm[streamKey{cl.pid, cl.stream}], d)
 	}
-	byKernel := map[string][]int64{}
-	for id, ds := range byWork {
-		wk := a.workName(gpuWork{name: id})
-		byKernel[wk] = append(byKernel[wk], ds...)
-	}
 	byThread := make(map[string][]int64, len(byTid))
 	for k, ds := range byTid {
 		tn := c.threadNames[k]
@@ -52,16 +47,26 @@ func (a *analysis) stats() {
 		}
 		byStream[sk] = append(byStream[sk], ds...)
 	}
-	r.SyncByKernel = groups(byKernel, a.opts.TopN)
+	// By the work waited for, named only for the groups kept (a trace's
+	// calls can wait for hundreds of thousands of distinct kernels).
+	r.SyncByKernel = groupsBy(byWork, a.opts.TopN, func(id int32) string { return a.workName(gpuWork{name: id}) }, func(ids []int32) {
+		var ks []int32
+		for _, id := range ids {
+			if id >= 0 && int(id) < c.kernelNames.len() {
+				ks = append(ks, id)
+			}
+		}
+		c.kernelNames.resolve(ks)
+	})
 	r.SyncByThread = groups(byThread, a.opts.TopN)
 	r.SyncByStream = groups(byStream, a.opts.TopN)
 
 	// The top kernels by total time are chosen from per-name totals; only
 	// they get samples and a summary (traces have millions of names).
 	r.Kernels = []Kernel{}
-	names := c.kernelNames.names
-	totals := make([]int64, len(names))
-	ran := make([]bool, len(names))
+	names := c.kernelNames
+	totals := make([]int64, names.len())
+	ran := make([]bool, names.len())
 	for k, ws := range a.work {
 		for _, w := range ws {
 			if w.name >= 0 {
@@ -70,24 +75,19 @@ func (a *analysis) stats() {
 			}
 		}
 	}
-	byTotal := func(x, y int32) int {
-		if totals[x] != totals[y] {
-			return cmp.Compare(totals[y], totals[x])
-		}
-		return cmp.Compare(names[x], names[y])
-	}
-	var top []int32 // sorted by byTotal, at most TopN
-	for id := range names {
+	var ids []int32
+	for id := range ran {
 		if ran[id] {
-			top = keepTop(top, int32(id), a.opts.TopN, byTotal)
+			ids = append(ids, int32(id))
 		}
 	}
-	want := make([]bool, len(names))
+	top := topByTotal(ids, func(id int32) int64 { return totals[id] }, a.opts.TopN, names.name, names.resolve)
+	want := make([]bool, len(ran))
 	for _, id := range top {
 		want[id] = true
 	}
 	a.kernelSamples(want, func(gpuWork, int64) bool { return true }, func(id int32, ds []float64) {
-		r.Kernels = append(r.Kernels, Kernel{Name: names[id], Dist: summarizeSorted(ds)})
+		r.Kernels = append(r.Kernels, Kernel{Name: names.name(id), Dist: summarizeSorted(ds)})
 	})
 	slices.SortFunc(r.Kernels, func(x, y Kernel) int { return cmp.Or(cmp.Compare(y.Total, x.Total), cmp.Compare(x.Name, y.Name)) })
 }
@@ -108,32 +108,29 @@ func keepTop[T any](top []T, x T, limit int, order func(x, y T) int) []T {
 }
 
 func groups(m map[string][]int64, limit int) []Group {
+	return groupsBy(m, limit, func(k string) string { return k }, nil)
+}
+
+// groupsBy is groups for keys named by name (called for the groups kept
+// and to break ties).
+func groupsBy[K comparable](m map[K][]int64, limit int, name func(K) string, resolve func([]K)) []Group {
 	// The top groups by total are chosen before any is summarized: calls
 	// grouped by the kernel they waited for can form a group per kernel
 	// name, and traces have millions of names.
-	type tot struct {
-		key   string
-		total int64
-	}
-	byTotal := func(x, y tot) int { return cmp.Or(cmp.Compare(y.total, x.total), cmp.Compare(x.key, y.key)) }
-	var top []tot
+	keys := make([]K, 0, len(m))
+	totals := make(map[K]int64, len(m))
 	for k, ds := range m {
 		var t int64
 		for _, d := range ds {
 			t += d
 		}
-		if limit <= 0 {
-			top = append(top, tot{k, t})
-		} else {
-			top = keepTop(top, tot{k, t}, limit, byTotal)
-		}
+		keys = append(keys, k)
+		totals[k] = t
 	}
-	if limit <= 0 {
-		slices.SortFunc(top, byTotal)
-	}
+	top := topByTotal(keys, func(k K) int64 { return totals[k] }, limit, name, resolve)
 	out := make([]Group, 0, len(top))
-	for _, x := range top {
-		out = append(out, Group{Key: x.key, Dist: summarize(m[x.key])})
+	for _, k := range top {
+		out = append(out, Group{Key: name(k), Dist: summarize(m[k])})
 	}
 	return out
 }

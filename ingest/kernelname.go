@@ -5,6 +5,41 @@ import (
 	"strings"
 )
 
+// NameFlag is a property of a name that consumers test on every row:
+// sources that give names as ids (NameTable) compute it once per string.
+type NameFlag uint8
+
+// NCCLKernel: the name is an NCCL collective kernel's (IsNCCLKernel).
+const NCCLKernel NameFlag = 1
+
+// NameFlags returns s's flags.
+func NameFlags(s string) NameFlag {
+	var f NameFlag
+	if IsNCCLKernel(s) {
+		f |= NCCLKernel
+	}
+	return f
+}
+
+// IsNCCLKernel reports whether a kernel is an NCCL collective
+// (ncclKernel_*, ncclDevKernel_*; demangled names may carry a namespace or
+// a return type).
+func IsNCCLKernel(name string) bool {
+	// One scan for "nccl", not one per word: this runs on every distinct
+	// kernel name (millions of 200-byte templates in some traces).
+	for i := 0; ; {
+		j := strings.Index(name[i:], "nccl")
+		if j < 0 {
+			return false
+		}
+		rest := name[i+j+4:]
+		if strings.HasPrefix(rest, "Kernel") || strings.HasPrefix(rest, "DevKernel") {
+			return true
+		}
+		i += j + 4
+	}
+}
+
 // KernelBaseName returns a kernel's base name: no return type, namespaces, template
 // arguments, parameters or qualifiers. "void ns::foo<int, 2>(float*) const"
 // and "foo(float *, int)" give "foo"; Itanium-mangled names ("_Z3fooPf",

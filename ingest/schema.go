@@ -28,6 +28,7 @@ const (
 	ColEventClass    = "event_class"
 	ColReturnValue   = "return_value"
 	ColShortName     = "short_name"
+	ColNameID        = "name_id"
 	ColGridX         = "grid_x"
 	ColGridY         = "grid_y"
 	ColGridZ         = "grid_z"
@@ -171,6 +172,7 @@ var (
 		colStart, colEnd, colPid, colDev, colCtx, colStrm, colCorr,
 		c(ColName, String, "demangled kernel name"),
 		c(ColShortName, String, "short kernel name"),
+		cn(ColNameID, Int64, "the source's id of name in its string table (nsys StringIds): equal names, equal ids; null where the source has no such table"),
 		c(ColGridX, Int32, "grid x"), c(ColGridY, Int32, "grid y"), c(ColGridZ, Int32, "grid z"),
 		c(ColBlockX, Int32, "block x"), c(ColBlockY, Int32, "block y"), c(ColBlockZ, Int32, "block z"),
 	)

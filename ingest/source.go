@@ -32,6 +32,20 @@ type RowEstimator interface {
 	EstimateRows(t *Table) int64
 }
 
+// NameTable is implemented by Sources that keep their strings in a table of
+// their own (nsys StringIds) and can give a name column as ids into it
+// (ColNameID) instead of the strings: a consumer of millions of distinct
+// 200-byte kernel names then holds an id per name, not the name, and
+// resolves the few it prints. Equal strings have equal ids.
+type NameTable interface {
+	// NameIDs reports whether scans of t fill ColNameID for its ColName.
+	NameIDs(t *Table) bool
+	// Names returns the strings of ids (ColNameID values), in order.
+	Names(ids []int64) ([]string, error)
+	// NameFlags returns NameFlags of id's string without reading it.
+	NameFlags(id int64) NameFlag
+}
+
 // Warner is implemented by Sources that replaced values they could not
 // use (an enum value out of range, an id that does not resolve) or left
 // rows out while scanning. Warnings lists them, one line per column, for

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/umtrace/umtrace/ingest"
+	"github.com/umtrace/umtrace/ingest/nsys/internal/sqlitefile"
 )
 
 // Range checks at ingest. Every enum and id column is checked once here, so
@@ -190,6 +191,18 @@ type strs struct {
 	data []byte
 	offs []int32
 	dict *ingest.SharedDict
+	// An index (lazy, stringids.go): dense says which ids exist, values
+	// are read from their leaf when asked for and kept in cache.
+	lazy    bool
+	indexed bool // ids are canonical (canon): from an index
+	pages   *sqlitefile.File
+	leaves  []uint32
+	cols    []sqlitefile.Column
+	flags   []ingest.NameFlag // by id
+	canon   map[int64]int64   // an id whose string an earlier id has → that id
+	mu      sync.Mutex
+	cache   map[int64]string
+	err     error // the first failed lookup
 }
 
 type strLoc struct {
@@ -267,6 +280,12 @@ func (c *checks) ref(s *strs, table, col string, id int64) {
 // get resolves a StringIds reference ("[unknown string id N]" when it does
 // not resolve; the caller checked it with ref).
 func (s *strs) get(id int64) string {
+	if s.lazy {
+		if s.has(id) {
+			return s.lazyGet(id)
+		}
+		return fmt.Sprintf(unresolvedIDFmt, id)
+	}
 	if s.offs != nil {
 		if s.has(id) {
 			return s.value(id)

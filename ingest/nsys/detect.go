@@ -264,35 +264,61 @@ func (r *Reader) keyValues(table string) (map[string]string, error) {
 	return kv, r.rowsErr("reading "+table, rows.Err())
 }
 
-// strings loads StringIds once.
+// stringIDs loads StringIds once: as an index where the page reader can
+// read it (values read when asked for), else whole through SQLite.
 func (r *Reader) stringIDs() (*strs, error) {
 	r.strOnce.Do(func() {
-		if r.strs, r.strErr = r.stringIDsPages(); r.strs != nil || r.strErr != nil {
+		if r.strs, r.strErr = r.stringIDsIndex(); r.strs != nil || r.strErr != nil {
 			return
 		}
-		rows, err := r.db.Query(`SELECT id, value FROM StringIds`)
-		if err != nil {
-			r.strErr = r.wrapDBErr("reading StringIds", err)
-			return
+		if r.strs, r.strErr = r.stringIDsWhole(); r.strs != nil {
+			r.strs.index()
 		}
-		defer rows.Close()
-		var b strsBuilder
-		for rows.Next() {
-			var id int64
-			var v sql.NullString
-			if err := rows.Scan(&id, &v); err != nil {
-				r.strErr = r.wrapDBErr("reading StringIds", err)
-				return
-			}
-			b.add(id, v.String)
-		}
-		if err := rows.Err(); err != nil {
-			r.strErr = r.wrapDBErr("reading StringIds", err)
-			return
-		}
-		r.strs = b.done()
 	})
 	return r.strs, r.strErr
+}
+
+// stringDict is StringIds with every value held (one buffer and a shared
+// dictionary on the page path), for scans that give kernel names as
+// strings; read once, the first time one asks.
+func (r *Reader) stringDict() (*strs, error) {
+	s, err := r.stringIDs()
+	if err != nil || !s.lazy {
+		return s, err
+	}
+	r.dictOnce.Do(func() {
+		r.dict, r.dictErr = r.stringIDsWhole()
+		if r.dict != nil {
+			r.dict.canon, r.dict.indexed = s.canon, true
+		}
+	})
+	return r.dict, r.dictErr
+}
+
+// stringIDsWhole reads every value of StringIds: through the page reader
+// where it can, else through SQLite.
+func (r *Reader) stringIDsWhole() (*strs, error) {
+	if s, err := r.stringIDsPages(); s != nil || err != nil {
+		return s, err
+	}
+	rows, err := r.db.Query(`SELECT id, value FROM StringIds`)
+	if err != nil {
+		return nil, r.wrapDBErr("reading StringIds", err)
+	}
+	defer rows.Close()
+	var b strsBuilder
+	for rows.Next() {
+		var id int64
+		var v sql.NullString
+		if err := rows.Scan(&id, &v); err != nil {
+			return nil, r.wrapDBErr("reading StringIds", err)
+		}
+		b.add(id, v.String)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, r.wrapDBErr("reading StringIds", err)
+	}
+	return b.done(), nil
 }
 
 // EstimateRows returns an upper bound on t's rows (the rowid span of its

@@ -58,6 +58,10 @@ type Reader struct {
 	strOnce sync.Once
 	strErr  error
 	strs    *strs
+	// StringIds whole (stringDict), when strs is an index.
+	dictOnce sync.Once
+	dictErr  error
+	dict     *strs
 
 	checks checks // range-check warnings of finished scans
 	noteMu sync.Mutex

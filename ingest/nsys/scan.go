@@ -35,6 +35,9 @@ func (r *Reader) ScanColumns(t *ingest.Table, cols []string, fn func(arrow.Recor
 		return nil
 	}
 	strs, err := r.stringIDs()
+	if err == nil && t == ingest.Kernel && (len(cols) == 0 || slices.Contains(cols, ingest.ColName) || slices.Contains(cols, ingest.ColShortName)) {
+		strs, err = r.stringDict() // every kernel name as a string
+	}
 	if err != nil {
 		return err
 	}
@@ -196,14 +199,14 @@ func (r *Reader) query(t *ingest.Table, src string, cols []string, ck *checks) q
 		}
 	case ingest.Kernel:
 		is := []int{ix(ingest.ColStart), ix(ingest.ColEnd), ix(ingest.ColPid), ix(ingest.ColDeviceID), ix(ingest.ColContextID), ix(ingest.ColStreamID)}
-		cC, cN, cSN := ix(ingest.ColCorrelationID), ix(ingest.ColName), ix(ingest.ColShortName)
+		cC, cN, cSN, cNID := ix(ingest.ColCorrelationID), ix(ingest.ColName), ix(ingest.ColShortName), ix(ingest.ColNameID)
 		g := []int{ix(ingest.ColGridX), ix(ingest.ColGridY), ix(ingest.ColGridZ), ix(ingest.ColBlockX), ix(ingest.ColBlockY), ix(ingest.ColBlockZ)}
 		nameCol := strings.Trim(r.first(src, "demangledName", "shortName"), `"`)
 		var tab *strs
 		strOf := func(id int64) string { return tab.get(id) }
 		return query{
 			ints: []string{"start", `"end"`, col("globalPid"), for_(col("deviceId"), ingest.ColDeviceID), for_(col("contextId"), ingest.ColContextID), col("streamId"),
-				for_(col("correlationId"), ingest.ColCorrelationID), for_(r.first(src, "demangledName", "shortName"), ingest.ColName), for_(col("shortName"), ingest.ColShortName),
+				for_(col("correlationId"), ingest.ColCorrelationID), for_(r.first(src, "demangledName", "shortName"), ingest.ColName, ingest.ColNameID), for_(col("shortName"), ingest.ColShortName),
 				for_(col("gridX"), ingest.ColGridX), for_(col("gridY"), ingest.ColGridY), for_(col("gridZ"), ingest.ColGridZ),
 				for_(col("blockX"), ingest.ColBlockX), for_(col("blockY"), ingest.ColBlockY), for_(col("blockZ"), ingest.ColBlockZ)},
 			fill: func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, s *strs) bool {
@@ -221,6 +224,11 @@ func (r *Reader) query(t *ingest.Table, src string, cols []string, ck *checks) q
 				}
 				s.column(b, cN, v[7].Int64, strOf)
 				s.column(b, cSN, v[8].Int64, strOf)
+				if v[7].Valid && s.indexed {
+					b.Int64(cNID, s.canonical(v[7].Int64))
+				} else {
+					b.Null(cNID)
+				}
 				for k, c := range g {
 					b.Int32(c, int32(v[9+k].Int64))
 				}

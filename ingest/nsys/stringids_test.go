@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/umtrace/umtrace/ingest"
 	"github.com/umtrace/umtrace/ingest/nsys/internal/sqlitefile"
 )
 
@@ -103,5 +106,102 @@ func TestStringIDsPagesLongValues(t *testing.T) {
 		if s.has(id) != ok || (ok && s.get(id) != v) {
 			t.Fatalf("id %d: has %v, got %.40q…, want %.40q…", id, s.has(id), s.get(id), v)
 		}
+	}
+}
+
+// TestStringIDsIndex: the page path keeps StringIds as an index and reads
+// values when asked for. On every shared export each id resolves as
+// SQLite gives it, its flags are NameFlags of its value, and a kernel scan
+// of name ids (what the analysis reads) names through Names every kernel
+// as a scan of names does, with one id per distinct name.
+func TestStringIDsIndex(t *testing.T) {
+	for _, path := range allExports(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			r, err := Open(path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			idx, err := r.stringIDs()
+			if err != nil || !idx.lazy {
+				t.Fatalf("page path: lazy %v, %v", idx != nil && idx.lazy, err)
+			}
+			restore := useReadPath(2)
+			r2, err := Open(path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r2.Close()
+			want, err := r2.stringIDs()
+			restore()
+			if err != nil || want.lazy {
+				t.Fatalf("driver path: lazy %v, %v", want != nil && want.lazy, err)
+			}
+			n := int64(len(want.loc))
+			var ids []int64
+			for id := int64(-2); id < n+2; id++ {
+				if idx.has(id) != want.has(id) || idx.get(id) != want.get(id) {
+					t.Fatalf("id %d: index %v %q, SQLite %v %q", id, idx.has(id), idx.get(id), want.has(id), want.get(id))
+				}
+				if want.has(id) && r.NameFlags(id) != ingest.NameFlags(want.get(id)) {
+					t.Fatalf("id %d: flags %v, want %v", id, r.NameFlags(id), ingest.NameFlags(want.get(id)))
+				}
+				ids = append(ids, id)
+			}
+			got, err := r.Names(ids)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, id := range ids {
+				if got[i] != want.get(id) {
+					t.Fatalf("Names: id %d is %q, want %q", id, got[i], want.get(id))
+				}
+			}
+			if r.SourceTable(ingest.Kernel) == "" {
+				if r.NameIDs(ingest.Kernel) {
+					t.Fatal("NameIDs(kernel) is true without a kernel table")
+				}
+				return
+			}
+			if !r.NameIDs(ingest.Kernel) {
+				t.Fatal("NameIDs(kernel) is false on the page path")
+			}
+			var names []string
+			var sids []int64
+			scan := func(cols []string, fn func(arrow.RecordBatch)) {
+				if err := r.ScanColumns(ingest.Kernel, cols, func(b arrow.RecordBatch) error { fn(b); return nil }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			scan([]string{ingest.ColName}, func(b arrow.RecordBatch) {
+				s := ingest.Str(b, ingest.Kernel, ingest.ColName)
+				for i := 0; i < s.Len(); i++ {
+					names = append(names, s.Value(i))
+				}
+			})
+			scan([]string{ingest.ColNameID}, func(b arrow.RecordBatch) {
+				s := ingest.I64(b, ingest.Kernel, ingest.ColNameID)
+				for i := 0; i < s.Len(); i++ {
+					sids = append(sids, s.Value(i))
+				}
+			})
+			if len(names) != len(sids) {
+				t.Fatalf("%d names, %d ids", len(names), len(sids))
+			}
+			byName := map[string]int64{}
+			resolved, err := r.Names(sids)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, n := range names {
+				if resolved[i] != n {
+					t.Fatalf("kernel %d: id %d names %q, want %q", i, sids[i], resolved[i], n)
+				}
+				if id, ok := byName[n]; ok && id != sids[i] {
+					t.Fatalf("%q has ids %d and %d", n, id, sids[i])
+				}
+				byName[n] = sids[i]
+			}
+		})
 	}
 }

@@ -486,6 +486,13 @@ func (c *Cursor) ReadText(vals []int64, nulls []uint8, texts []string) (int, err
 	return n, nil
 }
 
+// Close gives the cursor's buffers back before its end (Read returns
+// io.EOF then).
+func (c *Cursor) Close() {
+	c.release()
+	c.leaves, c.cell, c.nCells = nil, 0, 0
+}
+
 // release gives the cursor's read window back to the file at the end.
 func (c *Cursor) release() {
 	if c.win != nil {
@@ -504,6 +511,9 @@ func (c *Cursor) load(p uint32) error {
 			return fmt.Errorf("%w: page %d outside the file's %d pages", ErrCorrupt, p, f.nPages)
 		}
 		n := min(uint32(window), f.nPages-p+1)
+		if len(c.leaves) == 1 {
+			n = 1 // the last leaf (a point lookup reads one page)
+		}
 		if c.win == nil {
 			// Windows are reused across cursors: a fresh buffer costs a
 			// page fault per 4 kB on first use, more than the read.
