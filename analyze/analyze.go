@@ -98,9 +98,9 @@ func analyzeRanks(src ingest.Source, opts Options) (*Result, error) {
 	}
 	// The analysis is done with the records: only the NVTX ranges are
 	// kept (c goes) while the collective ones are copied out of them.
-	ranges, meta, names := c.ranges, c.nvtxMeta, c.nvtxNames.names
+	ranges, pids, meta, names := c.ranges, c.rangePids, c.nvtxMeta, c.nvtxNames.names
 	c = nil
-	fr.coll.collectiveRanges(ranges, meta, names)
+	fr.coll.collectiveRanges(ranges, pids, meta, names)
 	res.ranks = fr
 	return res, nil
 }
@@ -578,7 +578,7 @@ func (a *analysis) findSteps() {
 			r := &rs[j]
 			total += r.end - r.start
 			if i > 0 {
-				if p := &rs[g[i-1]]; r.start < p.end && r.pid == p.pid {
+				if p := &rs[g[i-1]]; r.start < p.end && r.proc == p.proc {
 					ok = false
 				}
 			}

@@ -254,9 +254,12 @@ type cfault struct {
 // collector to follow.
 type nvtxRange struct {
 	start, end int64
-	pid, tid   int64
+	proc       int32 // the process: collector.rangePids[proc]
 	nameID     int32 // -1 for a null name
 }
+
+// rangePid is r's process.
+func (c *collector) rangePid(r *nvtxRange) int64 { return c.rangePids[r.proc] }
 
 // rangeName is r's name ("" for a null one).
 func (c *collector) rangeName(r nvtxRange) string {
@@ -348,6 +351,8 @@ type collector struct {
 	// NVTX, threads, GPUs
 	ranges    []nvtxRange
 	rangeBuf  chunks[nvtxRange] // ranges while collecting
+	rangePids []int64           // by nvtxRange.proc
+	rangeProc map[int64]int32   // the other way round, while collecting
 	nvtxNames *interner
 	// For a job (collectives): per NVTX name id what a job needs of it,
 	// and per process the rank its NVTX rows name (its collective ranges
@@ -369,7 +374,7 @@ var needed = map[*ingest.Table][]string{
 	ingest.Sync:     {ingest.ColPid, ingest.ColStreamID, ingest.ColCorrelationID},
 	ingest.GPUFault: {ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColAddress, ingest.ColNumFaults},
 	ingest.CPUFault: {ingest.ColStart, ingest.ColPid, ingest.ColAddress, ingest.ColFunction, ingest.ColModule, ingest.ColSourceFile, ingest.ColSourceLine},
-	ingest.NVTX:     {ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColTid, ingest.ColEventType, ingest.ColName},
+	ingest.NVTX:     {ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColEventType, ingest.ColName},
 	ingest.MemUsage: {ingest.ColAddress, ingest.ColPid, ingest.ColBytes, ingest.ColMemKind, ingest.ColOperation},
 }
 
@@ -495,6 +500,7 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 		md.finish()
 		c.calls = c.callBuf.drainTo(make([]call, 0, c.callBuf.len()))
 		c.ranges = c.rangeBuf.drainTo(make([]nvtxRange, 0, c.rangeBuf.len()))
+		c.rangeProc = nil
 		for _, in := range []*interner{c.apiNames, c.kernelNames, c.siteNames, c.nvtxNames} {
 			in.ids, in.clash, in.keys, in.local, in.far = nil, nil, nil, nil, nil
 		}
@@ -878,8 +884,12 @@ var rangeTypes = map[int32]bool{59: true, 60: true, 70: true, 71: true}
 func (c *collector) addNVTX(r arrow.RecordBatch) {
 	t := ingest.NVTX
 	st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
-	pid, tid := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColTid)
+	pid := ingest.I64(r, t, ingest.ColPid)
 	et := ingest.I32(r, t, ingest.ColEventType)
+	if c.rangeProc == nil {
+		c.rangeProc = map[int64]int32{}
+	}
+	lastPid, lastProc := int64(0), int32(-1) // rows of a process come in runs
 	names := ingest.Str(r, t, ingest.ColName)
 	// Names are interned: millions of ranges share a few thousand names.
 	local := make([]int32, names.DictLen())
@@ -909,7 +919,16 @@ func (c *collector) addNVTX(r arrow.RecordBatch) {
 		if !isRange {
 			continue
 		}
-		c.rangeBuf.push(nvtxRange{start: st.Value(i), end: en.Value(i), pid: pid.Value(i), tid: tid.Value(i), nameID: id})
+		if p := pid.Value(i); lastProc < 0 || p != lastPid {
+			pr, ok := c.rangeProc[p]
+			if !ok {
+				pr = int32(len(c.rangePids))
+				c.rangePids = append(c.rangePids, p)
+				c.rangeProc[p] = pr
+			}
+			lastPid, lastProc = p, pr
+		}
+		c.rangeBuf.push(nvtxRange{start: st.Value(i), end: en.Value(i), proc: lastProc, nameID: id})
 	}
 }
 

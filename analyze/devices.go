@@ -655,15 +655,17 @@ func (a *analysis) multiFigures() {
 	for i := range rankOf {
 		rankOf[i] = -2
 	}
-	for _, r := range c.ranges {
-		if _, ok := nvtxRank[r.pid]; !ok {
+	for i := range c.ranges {
+		r := &c.ranges[i]
+		pid := c.rangePid(r)
+		if _, ok := nvtxRank[pid]; !ok {
 			n := rankOf[r.nameID+1]
 			if n == -2 {
-				n = rankFromText(c.rangeName(r))
+				n = rankFromText(c.rangeName(*r))
 				rankOf[r.nameID+1] = n
 			}
 			if n >= 0 {
-				nvtxRank[r.pid] = n
+				nvtxRank[pid] = n
 			}
 		}
 	}

@@ -278,13 +278,13 @@ func collectivesOf(c *collector) *collectives {
 // the whole-file analysis, which leaves the ranges as collected (in table
 // order): they are not held twice while it runs (millions of
 // "nccl:all_reduce" ranges in some traces).
-func (cs *collectives) collectiveRanges(ranges []nvtxRange, meta []nvtxMeta, names []string) {
+func (cs *collectives) collectiveRanges(ranges []nvtxRange, pids []int64, meta []nvtxMeta, names []string) {
 	is := func(r *nvtxRange) bool { return r.nameID >= 0 && meta[r.nameID].coll }
 	// Counted first: lists of their exact size.
 	n := map[int64]int{}
 	for i := range ranges {
 		if is(&ranges[i]) {
-			n[ranges[i].pid]++
+			n[pids[ranges[i].proc]]++
 		}
 	}
 	for p, k := range n {
@@ -292,7 +292,8 @@ func (cs *collectives) collectiveRanges(ranges []nvtxRange, meta []nvtxMeta, nam
 	}
 	for i := range ranges {
 		if r := &ranges[i]; is(r) {
-			cs.ranges[r.pid] = append(cs.ranges[r.pid], collective{names[r.nameID], r.start, r.end})
+			p := pids[r.proc]
+			cs.ranges[p] = append(cs.ranges[p], collective{names[r.nameID], r.start, r.end})
 		}
 	}
 }

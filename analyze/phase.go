@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"runtime/pprof"
 	"fmt"
 	"os"
 	"runtime"
@@ -22,12 +21,6 @@ func phase(name string) func() {
 	return func() {
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
-		if os.Getenv("UMTRACE_HEAPAT") == name {
-			f, _ := os.Create("/tmp/heap-" + name + ".pprof")
-			runtime.GC()
-			pprof.WriteHeapProfile(f)
-			f.Close()
-		}
 		fmt.Fprintf(os.Stderr, "umtrace: %-16s %7.3f s  (allocated %5d MiB, heap %4d MiB, %d GCs%s)\n", name, time.Since(t).Seconds(), m.TotalAlloc>>20, m.HeapAlloc>>20, m.NumGC, peakRSS())
 	}
 }

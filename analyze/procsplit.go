@@ -185,7 +185,8 @@ func (c *collector) process(p int64) *collector {
 	pc.migrations = filterByPid(c.migrations, p, func(x *migration) int64 { return int64(x.pid) })
 	pc.gfaults = filterByPid(c.gfaults, p, func(x *gfault) int64 { return x.pid })
 	pc.cfaults = filterByPid(c.cfaults, p, func(x *cfault) int64 { return x.pid })
-	pc.ranges = filterByPid(c.ranges, p, func(x *nvtxRange) int64 { return x.pid })
+	pc.ranges = filterByPid(c.ranges, p, c.rangePid)
+	pc.rangePids = c.rangePids
 	pc.allocs = filterByPid(c.allocs, p, func(x *alloc) int64 { return x.pid })
 	pc.multi = c.multi.procs[p]
 	if pc.multi == nil {

@@ -297,7 +297,7 @@ func (a *analysis) stepRows() {
 			if cl.start >= s.end {
 				break
 			}
-			if cl.pid != s.pid {
+			if cl.pid != c.rangePid(&s) {
 				continue
 			}
 			lo, hi := max(cl.start, s.start), min(cl.end, s.end)
