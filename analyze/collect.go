@@ -42,8 +42,9 @@ type interner struct {
 	// id's source id, local (and far, for large ones) the other way
 	// round (while collecting).
 	src   *sourceNames
-	sids  []int64
-	local []int32 // source id → id+1
+	sids  [][]int64 // in pages (addSID)
+	nSIDs int
+	local [][]int32 // source id → id+1, in pages
 	far   map[int64]int32
 }
 
@@ -350,7 +351,7 @@ type collector struct {
 	multi *multiData
 	// NVTX, threads, GPUs
 	ranges    []nvtxRange
-	rangeBuf  chunks[nvtxRange] // ranges while collecting
+	rangeBuf  chunks[nvtxRange] // ranges while collecting, where ranges was not sized up front
 	rangePids []int64           // by nvtxRange.proc
 	rangeProc map[int64]int32   // the other way round, while collecting
 	nvtxNames *interner
@@ -459,6 +460,10 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 		c.migrations = make([]migration, 0, est.EstimateRows(ingest.Memcpy))
 		c.gfaults = make([]gfault, 0, est.EstimateRows(ingest.GPUFault))
 		c.cfaults = make([]cfault, 0, est.EstimateRows(ingest.CPUFault))
+		// Ranges straight into their list (most NVTX rows are ranges):
+		// filled from blocks at the end, two copies of every range were
+		// live at once.
+		c.ranges = make([]nvtxRange, 0, est.EstimateRows(ingest.NVTX))
 	}
 	out := map[*ingest.Table]feed{
 		ingest.API:      {fn: c.addAPI},
@@ -499,7 +504,12 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 		}
 		md.finish()
 		c.calls = c.callBuf.drainTo(make([]call, 0, c.callBuf.len()))
-		c.ranges = c.rangeBuf.drainTo(make([]nvtxRange, 0, c.rangeBuf.len()))
+		switch {
+		case c.rangeBuf.len() > 0:
+			c.ranges = c.rangeBuf.drainTo(make([]nvtxRange, 0, c.rangeBuf.len()))
+		case cap(c.ranges)-len(c.ranges) > len(c.ranges)/4+4096:
+			c.ranges = slices.Clone(c.ranges) // the estimate was far off (NVTX marks)
+		}
 		c.rangeProc = nil
 		for _, in := range []*interner{c.apiNames, c.kernelNames, c.siteNames, c.nvtxNames} {
 			in.ids, in.clash, in.keys, in.local, in.far = nil, nil, nil, nil, nil
@@ -928,7 +938,12 @@ func (c *collector) addNVTX(r arrow.RecordBatch) {
 			}
 			lastPid, lastProc = p, pr
 		}
-		c.rangeBuf.push(nvtxRange{start: st.Value(i), end: en.Value(i), proc: lastProc, nameID: id})
+		r := nvtxRange{start: st.Value(i), end: en.Value(i), proc: lastProc, nameID: id}
+		if cap(c.ranges) > 0 {
+			c.ranges = append(c.ranges, r)
+		} else {
+			c.rangeBuf.push(r)
+		}
 	}
 }
 

@@ -100,16 +100,20 @@ func (in *interner) sidKey(ids *array.Int64, i int) int32 {
 	}
 	sid := ids.Value(i)
 	if sid >= 0 && sid < 1<<26 {
-		if int(sid) >= len(in.local) {
-			in.local = append(in.local, make([]int32, int(sid)+1-len(in.local))...)
-			in.local = in.local[:cap(in.local)]
+		// In pages of source ids, made when first used: a table grown by
+		// appends held two copies of 16 MB at a time.
+		pg, at := sid>>localPageBits, sid&(1<<localPageBits-1)
+		if int(pg) >= len(in.local) {
+			in.local = append(in.local, make([][]int32, int(pg)+1-len(in.local))...)
 		}
-		if id := in.local[sid]; id > 0 {
+		if in.local[pg] == nil {
+			in.local[pg] = make([]int32, 1<<localPageBits)
+		}
+		if id := in.local[pg][at]; id > 0 {
 			return id - 1
 		}
-		id := int32(len(in.sids))
-		in.sids = append(in.sids, sid)
-		in.local[sid] = id + 1
+		id := in.addSID(sid)
+		in.local[pg][at] = id + 1
 		return id
 	}
 	if in.far == nil {
@@ -118,16 +122,31 @@ func (in *interner) sidKey(ids *array.Int64, i int) int32 {
 	if id, ok := in.far[sid]; ok {
 		return id
 	}
-	id := int32(len(in.sids))
-	in.sids = append(in.sids, sid)
+	id := in.addSID(sid)
 	in.far[sid] = id
 	return id
 }
 
+const localPageBits = 16
+
+// addSID gives source id sid the next id.
+func (in *interner) addSID(sid int64) int32 {
+	id := int32(in.nSIDs)
+	if in.nSIDs>>localPageBits == len(in.sids) {
+		in.sids = append(in.sids, make([]int64, 1<<localPageBits))
+	}
+	in.sids[id>>localPageBits][id&(1<<localPageBits-1)] = sid
+	in.nSIDs++
+	return id
+}
+
+// sid is id's source id.
+func (in *interner) sid(id int32) int64 { return in.sids[id>>localPageBits][id&(1<<localPageBits-1)] }
+
 // len is the number of names.
 func (in *interner) len() int {
 	if in.src != nil {
-		return len(in.sids)
+		return in.nSIDs
 	}
 	return len(in.names)
 }
@@ -135,7 +154,7 @@ func (in *interner) len() int {
 // name returns id's name.
 func (in *interner) name(id int32) string {
 	if in.src != nil {
-		return in.src.get(in.sids[id])
+		return in.src.get(in.sid(id))
 	}
 	return in.names[id]
 }
@@ -147,7 +166,7 @@ func (in *interner) resolve(ids []int32) {
 	}
 	sids := make([]int64, len(ids))
 	for i, id := range ids {
-		sids[i] = in.sids[id]
+		sids[i] = in.sid(id)
 	}
 	in.src.fetch(sids)
 }

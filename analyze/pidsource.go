@@ -84,3 +84,18 @@ func filterPid(r arrow.RecordBatch, t *ingest.Table, pid int64) arrow.RecordBatc
 	}
 	return ingest.Take(r, rows)
 }
+
+// NameIDs, Names and NameFlags pass the source's name table through
+// (ingest.NameTable): a process's kernel names are the file's.
+func (p *pidSource) NameIDs(t *ingest.Table) bool {
+	nt, ok := p.src.(ingest.NameTable)
+	return ok && nt.NameIDs(t)
+}
+
+func (p *pidSource) Names(ids []int64) ([]string, error) {
+	return p.src.(ingest.NameTable).Names(ids)
+}
+
+func (p *pidSource) NameFlags(id int64) ingest.NameFlag {
+	return p.src.(ingest.NameTable).NameFlags(id)
+}

@@ -15,21 +15,25 @@ import (
 // The GC settings are derived, not fixed. GOGC and GOMEMLIMIT from the
 // environment win; otherwise GOGC keeps the runtime's default and umtrace
 // sets a soft memory limit that starts from the size of the traces named
-// on the command line (a quarter of their size: the live heap peaks at
-// 0.2-0.33 of the input on the bench traces) and follows the live heap up:
-// after every collection the limit becomes at least 1.2 times the live
-// heap, so a trace that needs more memory than the estimate (millions of
-// long kernel names, say) never makes the GC run back to back, and it
-// never exceeds three quarters of the machine's memory.
+// on the command line (64 MiB and a tenth of their size) and follows the
+// live heap up: after every collection the limit becomes at least 1.1
+// times the live heap, so a trace that needs more memory than the
+// estimate never makes the GC run back to back, and it never exceeds three
+// quarters of the machine's memory.
 //
 // A fixed limit (320 MiB before) was either too low for large traces (the
 // GC ran continuously once the live heap passed it: 2,660 cycles on a
-// 16M-row trace with 2M kernel names) or too high for small ones.
+// 16M-row trace with 2M kernel names) or too high for small ones. The
+// floor was a quarter of the input until the kernel names of a trace
+// stopped being held (a 1.6 GB file of 2M names then peaked at 536 MiB
+// against a 358 MB live heap; 445 MiB with these settings, no slower on
+// the other bench shapes: the records are pointer-free, so a collection
+// marks little).
 
 const (
 	gcBaseBytes     = 64 << 20
-	gcBytesPerInput = 0.25 // limit bytes per byte of input trace
-	gcHeadroom      = 1.2
+	gcBytesPerInput = 0.1 // limit bytes per byte of input trace
+	gcHeadroom      = 1.1
 )
 
 // setupGC applies the derived settings for a run with args.
