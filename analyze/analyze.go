@@ -98,7 +98,7 @@ func analyzeRanks(src ingest.Source, opts Options) (*Result, error) {
 	}
 	// The analysis is done with the records: only the NVTX ranges are
 	// kept (c goes) while the collective ones are copied out of them.
-	ranges, pids, meta, names := c.ranges, c.rangePids, c.nvtxMeta, c.nvtxNames.names
+	ranges, pids, meta, names := c.ranges, c.rangePids, c.nvtxMeta, c.nvtxNames
 	c = nil
 	fr.coll.collectiveRanges(ranges, pids, meta, names)
 	res.ranks = fr
@@ -493,9 +493,9 @@ func (a *analysis) findSteps() {
 	// range were the cost on traces with millions of ranges.
 	var keys []string
 	index := map[string]int32{}
-	groupOf := func(name string) int32 { // -1: not a candidate
-		key := digitsToN(name)
+	groupOf := func(name func() string, key string) int32 { // -1: not a candidate
 		if a.opts.StepRange != "" {
+			name := name()
 			if name != a.opts.StepRange && key != a.opts.StepRange && !strings.HasPrefix(name, a.opts.StepRange) {
 				return -1
 			}
@@ -509,7 +509,7 @@ func (a *analysis) findSteps() {
 		}
 		return g
 	}
-	byID := make([]int32, len(a.c.nvtxNames.names))
+	byID := make([]int32, a.c.nvtxNames.len())
 	for i := range byID {
 		byID[i] = -2 // not looked up yet
 	}
@@ -523,13 +523,13 @@ func (a *analysis) findSteps() {
 		switch {
 		case r.nameID < 0:
 			if nullGroup == -2 {
-				nullGroup = groupOf("")
+				nullGroup = groupOf(func() string { return "" }, "")
 			}
 			g = nullGroup
 		case byID[r.nameID] != -2:
 			g = byID[r.nameID]
 		default:
-			g = groupOf(a.c.nvtxNames.names[r.nameID])
+			g = groupOf(func() string { return a.c.nvtxNames.name(r.nameID) }, a.c.nvtxNames.key(r.nameID))
 			byID[r.nameID] = g
 		}
 		gOf[i] = g

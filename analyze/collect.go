@@ -267,7 +267,7 @@ func (c *collector) rangeName(r nvtxRange) string {
 	if r.nameID < 0 {
 		return ""
 	}
-	return c.nvtxNames.names[r.nameID]
+	return c.nvtxNames.name(r.nameID)
 }
 
 type alloc struct {
@@ -354,7 +354,7 @@ type collector struct {
 	rangeBuf  chunks[nvtxRange] // ranges while collecting, where ranges was not sized up front
 	rangePids []int64           // by nvtxRange.proc
 	rangeProc map[int64]int32   // the other way round, while collecting
-	nvtxNames *interner
+	nvtxNames *rangeNameTable
 	// For a job (collectives): per NVTX name id what a job needs of it,
 	// and per process the rank its NVTX rows name (its collective ranges
 	// are taken from ranges after the analysis, collectiveRanges).
@@ -414,7 +414,7 @@ func collect(src ingest.Source) (*collector, error) {
 
 func newCollector() *collector {
 	c := &collector{
-		apiNames: newInterner(), kernelNames: newInterner(), siteNames: newInterner(), nvtxNames: newInterner(),
+		apiNames: newInterner(), kernelNames: newInterner(), siteNames: newInterner(), nvtxNames: newRangeNameTable(),
 		threads: map[streamKey]bool{}, kernels: map[streamKey]*chunks[gpuWork]{}, copies: map[streamKey]*chunks[gpuWork]{},
 		memsets: map[streamKey]*chunks[gpuWork]{}, copyStream: map[pidCorr]int64{}, setStream: map[pidCorr]int64{},
 		syncStream: map[pidCorr]int64{}, threadNames: map[streamKey]string{},
@@ -511,7 +511,8 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 			c.ranges = slices.Clone(c.ranges) // the estimate was far off (NVTX marks)
 		}
 		c.rangeProc = nil
-		for _, in := range []*interner{c.apiNames, c.kernelNames, c.siteNames, c.nvtxNames} {
+		c.nvtxNames.done()
+		for _, in := range []*interner{c.apiNames, c.kernelNames, c.siteNames} {
 			in.ids, in.clash, in.keys, in.local, in.far = nil, nil, nil, nil, nil
 		}
 		c.finishByPid()
@@ -911,11 +912,12 @@ func (c *collector) addNVTX(r arrow.RecordBatch) {
 		id := int32(-1)
 		if k := names.Key(i); k >= 0 {
 			if local[k] < 0 {
-				local[k] = c.nvtxNames.id(names.DictValue(k))
-				if n := c.nvtxNames.names; int(local[k]) == len(c.nvtxMeta) {
+				v := names.DictValue(k)
+				local[k] = c.nvtxNames.id(v)
+				if int(local[k]) == len(c.nvtxMeta) {
 					// A new name (ids are handed out in order): what a
 					// job needs of it, looked at once.
-					c.nvtxMeta = append(c.nvtxMeta, nvtxMeta{rank: rankFromText(n[local[k]]), coll: IsCollectiveRange(n[local[k]])})
+					c.nvtxMeta = append(c.nvtxMeta, nvtxMeta{rank: rankFromText(v), coll: IsCollectiveRange(v)})
 				}
 			}
 			id = local[k]

@@ -649,20 +649,15 @@ func (a *analysis) multiFigures() {
 	slices.SortFunc(a.res.Devices, func(x, y Device) int { return cmp.Compare(x.ID, y.ID) })
 	// Processes.
 	nvtxRank := map[int64]int{}
-	// Each distinct name is looked at once (millions of ranges share a
-	// few names; a regexp per range took minutes on 2.5M ranges).
-	rankOf := make([]int, len(c.nvtxNames.names)+1) // by nameID+1; -2: not looked at
-	for i := range rankOf {
-		rankOf[i] = -2
-	}
+	// The rank a name names was found when the name was first seen
+	// (nvtxMeta; a regexp per range took minutes on 2.5M ranges).
 	for i := range c.ranges {
 		r := &c.ranges[i]
 		pid := c.rangePid(r)
 		if _, ok := nvtxRank[pid]; !ok {
-			n := rankOf[r.nameID+1]
-			if n == -2 {
-				n = rankFromText(c.rangeName(*r))
-				rankOf[r.nameID+1] = n
+			n := -1 // a null name names no rank
+			if r.nameID >= 0 {
+				n = c.nvtxMeta[r.nameID].rank // rankFromText of the name
 			}
 			if n >= 0 {
 				nvtxRank[pid] = n

@@ -278,7 +278,7 @@ func collectivesOf(c *collector) *collectives {
 // the whole-file analysis, which leaves the ranges as collected (in table
 // order): they are not held twice while it runs (millions of
 // "nccl:all_reduce" ranges in some traces).
-func (cs *collectives) collectiveRanges(ranges []nvtxRange, pids []int64, meta []nvtxMeta, names []string) {
+func (cs *collectives) collectiveRanges(ranges []nvtxRange, pids []int64, meta []nvtxMeta, names *rangeNameTable) {
 	is := func(r *nvtxRange) bool { return r.nameID >= 0 && meta[r.nameID].coll }
 	// Counted first: lists of their exact size.
 	n := map[int64]int{}
@@ -290,10 +290,16 @@ func (cs *collectives) collectiveRanges(ranges []nvtxRange, pids []int64, meta [
 	for p, k := range n {
 		cs.ranges[p] = make([]collective, 0, k)
 	}
+	built := map[int32]string{} // each name built once
 	for i := range ranges {
 		if r := &ranges[i]; is(r) {
 			p := pids[r.proc]
-			cs.ranges[p] = append(cs.ranges[p], collective{names[r.nameID], r.start, r.end})
+			name, ok := built[r.nameID]
+			if !ok {
+				name = names.name(r.nameID)
+				built[r.nameID] = name
+			}
+			cs.ranges[p] = append(cs.ranges[p], collective{name, r.start, r.end})
 		}
 	}
 }

@@ -142,7 +142,7 @@ func filterByPid[T any](s []T, p int64, pid func(*T) int64) []T {
 // names, lookup maps and GPU list shared read-only.
 func (c *collector) process(p int64) *collector {
 	pc := &collector{
-		apiNames: c.apiNames, kernelNames: c.kernelNames, siteNames: c.siteNames, nvtxNames: c.nvtxNames,
+		apiNames: c.apiNames, kernelNames: c.kernelNames, siteNames: c.siteNames, nvtxNames: c.nvtxNames, nvtxMeta: c.nvtxMeta,
 		copyStream: c.copyStream, setStream: c.setStream, syncStream: c.syncStream, longWork: c.longWork,
 		threadNames: c.threadNames, gpus: c.gpus,
 		apiSpan: newSpan(), gpuSpan: newSpan(), longAPI: map[int32][]int64{}, firstRT: map[int64]*call{},

@@ -1,0 +1,43 @@
+package analyze
+
+import "testing"
+
+// TestRangeNameTable: names kept as templates and digit runs come back as
+// they went in (leading zeros, literal Ns, NULs, names of digits only),
+// one id per distinct name, and a name's key is digitsToN of it.
+func TestRangeNameTable(t *testing.T) {
+	names := []string{
+		"", "step", "step 1", "step 01", "step 10", "step N", "Nstep 7N", "123", "1", "a1b22c333",
+		"layers.186724.self_attn[0042]", "x\x00y 5", "\x00", "nccl:all_reduce bucket 99998", "9a9",
+		"aten::addmm(Tensor self, Scalar beta=1) -> Tensor [model.encoder.layers.105103.out_proj]",
+	}
+	tb := newRangeNameTable()
+	ids := map[string]int32{}
+	for round := 0; round < 2; round++ {
+		for _, n := range names {
+			id := tb.id(n)
+			if prev, ok := ids[n]; ok && prev != id {
+				t.Fatalf("%q: id %d, then %d", n, prev, id)
+			}
+			ids[n] = id
+		}
+	}
+	if tb.len() != len(names) {
+		t.Fatalf("%d names, want %d", tb.len(), len(names))
+	}
+	tb.done()
+	for _, n := range names {
+		id := ids[n]
+		if got := tb.name(id); got != n {
+			t.Errorf("name(%d) = %q, want %q", id, got, n)
+		}
+		if got := tb.key(id); got != digitsToN(n) {
+			t.Errorf("key(%q) = %q, want %q", n, got, digitsToN(n))
+		}
+		for _, m := range names {
+			if tb.equal(id, m) != (m == n) {
+				t.Errorf("equal(%q, %q) = %v", n, m, !(m == n))
+			}
+		}
+	}
+}
