@@ -41,11 +41,12 @@ type interner struct {
 	// By source id (byID, names.go): src reads the names; sids[id] is
 	// id's source id, local (and far, for large ones) the other way
 	// round (while collecting).
-	src   *sourceNames
-	sids  [][]int64 // in pages (addSID)
-	nSIDs int
-	local [][]int32 // source id → id+1, in pages
-	far   map[int64]int32
+	src    *sourceNames
+	sids   [][]int32 // in pages (addSID); -1: in farSID
+	farSID map[int32]int64
+	nSIDs  int
+	local  [][]int32 // source id → id+1, in pages
+	far    map[int64]int32
 }
 
 func newInterner() *interner {

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"sort"
 	"sync"
@@ -133,15 +134,28 @@ const localPageBits = 16
 func (in *interner) addSID(sid int64) int32 {
 	id := int32(in.nSIDs)
 	if in.nSIDs>>localPageBits == len(in.sids) {
-		in.sids = append(in.sids, make([]int64, 1<<localPageBits))
+		in.sids = append(in.sids, make([]int32, 1<<localPageBits))
 	}
-	in.sids[id>>localPageBits][id&(1<<localPageBits-1)] = sid
+	v := int32(sid)
+	if sid < 0 || sid > math.MaxInt32 {
+		// Source ids are small (nsys: below 2^24); a large one aside.
+		if in.farSID == nil {
+			in.farSID = map[int32]int64{}
+		}
+		in.farSID[id], v = sid, -1
+	}
+	in.sids[id>>localPageBits][id&(1<<localPageBits-1)] = v
 	in.nSIDs++
 	return id
 }
 
 // sid is id's source id.
-func (in *interner) sid(id int32) int64 { return in.sids[id>>localPageBits][id&(1<<localPageBits-1)] }
+func (in *interner) sid(id int32) int64 {
+	if v := in.sids[id>>localPageBits][id&(1<<localPageBits-1)]; v >= 0 {
+		return int64(v)
+	}
+	return in.farSID[id]
+}
 
 // len is the number of names.
 func (in *interner) len() int {
