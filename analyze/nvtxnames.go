@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"bytes"
 	"hash/maphash"
 	"strings"
 )
@@ -126,19 +127,23 @@ func (t *rangeNameTable) equal(id int32, s string) bool {
 		return t.whole[id] == s
 	}
 	tm, ds := t.tmpls.names[t.tmplOf[id]], t.digits[t.offs[id]:t.offs[id+1]]
+	// Runs of template bytes and digit runs compared whole (memequal),
+	// not byte by byte: names are ~160 bytes with a few numbers.
 	k := 0 // in s
-	for i := 0; i < len(tm); i++ {
-		if tm[i] != 0 {
-			if k >= len(s) || s[k] != tm[i] {
-				return false
-			}
-			k++
-			continue
+	for len(tm) > 0 {
+		lit := strings.IndexByte(tm, 0)
+		if lit < 0 {
+			lit = len(tm)
 		}
-		j := 0
-		for ds[j] != '.' {
-			j++
+		if k+lit > len(s) || s[k:k+lit] != tm[:lit] {
+			return false
 		}
+		k += lit
+		if lit == len(tm) {
+			break
+		}
+		tm = tm[lit+1:]
+		j := bytes.IndexByte(ds, '.')
 		if k+j > len(s) || s[k:k+j] != string(ds[:j]) {
 			return false
 		}

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -45,7 +46,15 @@ type column struct {
 
 // dictionary is a string column's dictionary for the current batch.
 type dictionary struct {
+	// vals are the batch's values, views of arena (chunks from
+	// arenaPool, given back at reset) or, for a long value, a copy of
+	// its own; size is their bytes. The keys of byStr are the same
+	// views, so a value given to add may be a view of the caller's
+	// buffers (the page reader's): add copies what it keeps, and a batch
+	// costs one exact-size copy of its distinct values (array).
 	vals  []string
+	arena []*[]byte
+	size  int
 	byStr map[string]int32
 	// byID caches the index of each small id (StringID) for the batch
 	// stamped gen: an array lookup per row instead of a hash.
@@ -56,24 +65,65 @@ type dictionary struct {
 // maxCachedID bounds byID: StringIds are dense, from 0.
 const maxCachedID = 1 << 22
 
+// arenaChunk is the size of the dictionaries' arena chunks; a value of
+// more than a quarter of it gets an allocation of its own.
+const arenaChunk = 256 << 10
+
+var arenaPool = sync.Pool{New: func() any { b := make([]byte, 0, arenaChunk); return &b }}
+
 func (d *dictionary) reset() {
 	d.vals = d.vals[:0]
+	d.size = 0
 	clear(d.byStr)
+	for _, c := range d.arena {
+		arenaPool.Put(c)
+	}
+	clear(d.arena)
+	d.arena = d.arena[:0]
 	d.gen++
 }
 
-// add returns v's index, adding it if new.
+// keep returns a copy of v that lives until reset.
+func (d *dictionary) keep(v string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	if len(v) > arenaChunk/4 {
+		return strings.Clone(v)
+	}
+	var c *[]byte
+	if n := len(d.arena); n > 0 {
+		c = d.arena[n-1]
+	}
+	if c == nil || cap(*c)-len(*c) < len(v) {
+		c = arenaPool.Get().(*[]byte)
+		*c = (*c)[:0]
+		d.arena = append(d.arena, c)
+	}
+	o := len(*c)
+	*c = append(*c, v...)
+	return unsafe.String(&(*c)[o], len(v))
+}
+
+// len is the number of values.
+func (d *dictionary) len() int { return len(d.vals) }
+
+// add returns v's index, adding a copy of it if new.
 func (d *dictionary) add(v string) int32 {
 	if k, ok := d.byStr[v]; ok {
 		return k
 	}
 	k := int32(len(d.vals))
+	v = d.keep(v)
 	d.vals = append(d.vals, v)
+	d.size += len(v)
 	d.byStr[v] = k
 	return k
 }
 
-// NewBuilder returns a Builder for t; string columns allocate from mem.
+// NewBuilder returns a Builder for t. mem is kept for the callers that
+// pass one; every buffer of a batch is Go memory (fixed-width columns from
+// a pool, string dictionaries exact-size copies).
 func NewBuilder(mem memory.Allocator, t *Table) *Builder {
 	b := &Builder{T: t, schema: t.Schema(), mem: mem, cols: make([]column, len(t.Columns))}
 	for i, col := range t.Columns {
@@ -219,7 +269,7 @@ func (b *Builder) DictIndex(i int, d *SharedDict, k int32) {
 	}
 	switch {
 	case c.shared == d:
-	case c.shared == nil && len(c.dict.vals) == 0 && c.n == c.nulls:
+	case c.shared == nil && c.dict.len() == 0 && c.n == c.nulls:
 		c.shared = d // the first value of the batch (nulls index nothing)
 	default:
 		c.own()
@@ -334,7 +384,7 @@ func (b *Builder) NewBatch() arrow.RecordBatch {
 				d.SetDictionary(c.shared.arr.Data())
 				c.shared = nil
 			case c.dict != nil:
-				dict := c.dict.array(b.mem)
+				dict := c.dict.array()
 				d.SetDictionary(dict.Data())
 				dict.Release()
 				c.dict.reset()
@@ -367,23 +417,31 @@ func (b *Builder) Release() {
 			pool.Free(c.valid)
 		}
 		c.buf, c.valid = nil, nil
+		if c.dict != nil {
+			c.dict.reset()
+		}
 	}
 }
 
 // array returns the dictionary's strings as an Arrow array.
-func (d *dictionary) array(mem memory.Allocator) arrow.Array {
-	sb := array.NewStringBuilder(mem)
-	defer sb.Release()
-	n := 0
-	for _, v := range d.vals {
-		n += len(v)
+func (d *dictionary) array() arrow.Array {
+	// One buffer of the values back to back, not zeroed first (a
+	// strings.Builder's Grow), and their offsets: what an Arrow string
+	// builder makes, without its zeroing and doubling.
+	var sb strings.Builder
+	sb.Grow(d.size)
+	offs := make([]int32, len(d.vals)+1)
+	for i, v := range d.vals {
+		sb.WriteString(v)
+		offs[i+1] = int32(sb.Len())
 	}
-	sb.Reserve(len(d.vals))
-	sb.ReserveData(n)
-	for _, v := range d.vals {
-		sb.Append(v)
+	var data []byte
+	if all := sb.String(); len(all) > 0 {
+		data = unsafe.Slice(unsafe.StringData(all), len(all))
 	}
-	return sb.NewArray()
+	ad := array.NewData(arrow.BinaryTypes.String, len(d.vals), []*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offs)), memory.NewBufferBytes(data)}, nil, 0, 0)
+	defer ad.Release()
+	return array.NewStringData(ad)
 }
 
 // pool recycles the fixed-width buffers of released batches.

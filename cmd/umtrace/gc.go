@@ -9,7 +9,6 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // The GC settings are derived, not fixed. GOGC and GOMEMLIMIT from the
@@ -40,9 +39,6 @@ const (
 
 // setupGC applies the derived settings for a run with args.
 func setupGC(args []string) {
-	if os.Getenv("GOMEMLIMIT") != "" {
-		return
-	}
 	var input int64
 	for _, a := range args {
 		if strings.HasPrefix(a, "-") {
@@ -52,7 +48,14 @@ func setupGC(args []string) {
 			input += fi.Size()
 		}
 	}
-	t := &gcTuner{floor: gcBaseBytes + int64(gcBytesPerInput*float64(input)), ceiling: machineMemory() / 4 * 3}
+	huge := newHugeHeap(thpBytes(input)) // thp_linux.go
+	if os.Getenv("GOMEMLIMIT") != "" {
+		if huge != nil {
+			(&gcTuner{huge: huge}).arm()
+		}
+		return
+	}
+	t := &gcTuner{huge: huge, floor: gcBaseBytes + int64(gcBytesPerInput*float64(input)), ceiling: machineMemory() / 4 * 3}
 	if t.ceiling <= 0 {
 		t.ceiling = math.MaxInt64
 	}
@@ -63,8 +66,8 @@ func setupGC(args []string) {
 // gcTuner raises the soft memory limit to follow the live heap.
 type gcTuner struct {
 	floor, ceiling int64
-	once           sync.Once
 	sample         []metrics.Sample
+	huge           *hugeHeap
 }
 
 // gcSentinel is garbage as soon as it is made: its finalizer runs after
@@ -80,6 +83,11 @@ func (t *gcTuner) start() {
 func (t *gcTuner) arm() { runtime.SetFinalizer(&gcSentinel{}, t.tune) }
 
 func (t *gcTuner) tune(*gcSentinel) {
+	t.huge.advise()
+	if t.sample == nil {
+		t.arm()
+		return
+	}
 	metrics.Read(t.sample)
 	if t.sample[0].Value.Kind() == metrics.KindUint64 {
 		live := int64(t.sample[0].Value.Uint64())
@@ -105,4 +113,15 @@ func machineMemory() int64 {
 		}
 	}
 	return 0
+}
+
+// thpBytes is the heap advised for huge pages up front for input bytes of
+// traces: what an analysis of that much holds at its peak (64 MiB and a
+// quarter of the input; more grows into ranges advised after each
+// collection), none for small inputs, where faults cost little.
+func thpBytes(input int64) int64 {
+	if input < 32<<20 {
+		return 0
+	}
+	return min(gcBaseBytes+input/4, machineMemory()/4)
 }

@@ -184,6 +184,10 @@ func (r *Reader) scanPages(b *ingest.Builder, q query, s *strs, cols []sqlitefil
 	var texts []string
 	if len(q.strs) > 0 {
 		texts = make([]string, fastRows*n)
+		// Texts as views of the cursor's pages, valid until the next
+		// ReadText: the builder's dictionaries copy what they keep (a
+		// text column of distinct names cost a string per row).
+		cur.SetViews()
 	}
 	iv := make([]sql.NullInt64, ni)
 	sv := make([]sql.NullString, len(q.strs))

@@ -3,8 +3,8 @@ package nsys
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
