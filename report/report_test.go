@@ -3,6 +3,9 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"math"
 	"strings"
 	"testing"
 
@@ -151,5 +154,62 @@ func TestEncodeSortedMatchesJSON(t *testing.T) {
 	}
 	if got.String() != string(want)+"\n" {
 		t.Errorf("encodeSorted:\n%s\nencoding/json:\n%s", got.String(), want)
+	}
+}
+
+// TestEncodeSortedLongLists: lists long enough to be encoded in two halves
+// at once (nested in one another, of structs, floats and strings) give
+// the bytes encoding/json gives, and a value that cannot be encoded in the
+// second half is the encoder's error.
+func TestEncodeSortedLongLists(t *testing.T) {
+	// Fields in key order: encodeSorted sorts them, encoding/json not.
+	type row struct {
+		F    float64   `json:"f"`
+		I    int       `json:"i"`
+		S    string    `json:"s"`
+		Subs []float64 `json:"subs,omitempty"`
+	}
+	type doc struct {
+		Plain []int   `json:"plain"`
+		Rows  [][]row `json:"rows"`
+	}
+	var d doc
+	for k := 0; k < 2; k++ {
+		var rs []row
+		for i := 0; i < parallelElems+k*7+3; i++ {
+			r := row{I: i, F: float64(i) / 7, S: fmt.Sprintf("step %d <%d>", i, k)}
+			if i == 5 {
+				r.Subs = make([]float64, parallelElems+1)
+				for j := range r.Subs {
+					r.Subs[j] = float64(j) * 1.5
+				}
+			}
+			rs = append(rs, r)
+		}
+		d.Rows = append(d.Rows, rs)
+	}
+	for i := 0; i < 3*parallelElems; i++ {
+		d.Plain = append(d.Plain, i*i)
+	}
+	var got bytes.Buffer
+	if err := encodeSorted(&got, d); err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != string(want)+"\n" {
+		g, w := got.String(), string(want)+"\n"
+		i := 0
+		for i < len(g) && i < len(w) && g[i] == w[i] {
+			i++
+		}
+		t.Fatalf("encodeSorted differs from encoding/json at byte %d of %d/%d: %q vs %q", i, len(g), len(w), g[max(0, i-40):min(len(g), i+40)], w[max(0, i-40):min(len(w), i+40)])
+	}
+	bad := make([]float64, parallelElems+2)
+	bad[len(bad)-1] = math.NaN()
+	if err := encodeSorted(io.Discard, bad); err == nil {
+		t.Error("a NaN in the second half of a long list: no error")
 	}
 }
