@@ -68,6 +68,19 @@ func analyzeRanks(src ingest.Source, opts Options) (*Result, error) {
 		// records beside the whole trace's.
 		fr.results = make([]*Result, len(fr.pids))
 		errs := make([]error, len(fr.pids))
+		// The whole file's per-API tables need only its API samples,
+		// whose blocks the processes' copies read and never change: they
+		// are made beside the processes' analyses (alone at the end they
+		// kept one core busy and the other idle).
+		whole := &analysis{c: c}
+		apiDone := make(chan struct{})
+		go func() {
+			defer close(apiDone)
+			done := phase("apiStats")
+			whole.apiStats()
+			done()
+		}()
+		defer func() { <-apiDone }()
 		c.sortedWork = map[streamKey][]gpuWork{}
 		c.procCalls, c.procUnion = map[int64][]call{}, map[int64][]span{}
 		parallelN(len(fr.pids), make(chan struct{}, 2), func(k int) {
@@ -86,11 +99,13 @@ func analyzeRanks(src ingest.Source, opts Options) (*Result, error) {
 			}
 			fr.results[k], errs[k] = analyzeCollected(pc, ProcessSource(src, pid), opts)
 		})
+		<-apiDone
 		for k, err := range errs {
 			if err != nil {
 				return nil, fmt.Errorf("process %d: %w", fr.pids[k], err)
 			}
 		}
+		c.apiTables = &apiTables{whole.res.APIs, whole.res.SyncAPIs}
 	}
 	res, err := analyzeCollected(c, src, opts)
 	if err != nil {

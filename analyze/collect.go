@@ -292,6 +292,8 @@ func (s *span) add(lo, hi int64) {
 func newSpan() span { return span{math.MaxInt64, math.MinInt64} }
 
 type collector struct {
+	apiTables *apiTables // the per-API tables, made ahead (analyzeRanks); nil: apiStats makes them
+
 	// API
 	apiNames *interner
 	// API: the duration of every call, by API id; calls of 4.29 s or more

@@ -565,9 +565,16 @@ func FormatNs(ns float64) string { return fmtNs(int64(ns)) }
 // the analysis then took, and the peak went down without it: 30M rows
 // 610 -> 596 MiB, 7.8 -> 7.3 s.)
 
+// apiTables are apiStats' tables made ahead (analyzeRanks).
+type apiTables struct{ apis, sync []APIStats }
+
 func (a *analysis) apiStats() {
 	c := a.c
 	r := &a.res
+	if t := c.apiTables; t != nil {
+		r.APIs, r.SyncAPIs = t.apis, t.sync
+		return
+	}
 	r.APIs = []APIStats{}
 	r.SyncAPIs = []APIStats{}
 	emit := func(id int32, ds []float64) { // ds sorted
