@@ -113,9 +113,10 @@ func analyzeRanks(src ingest.Source, opts Options) (*Result, error) {
 	}
 	// The analysis is done with the records: only the NVTX ranges are
 	// kept (c goes) while the collective ones are copied out of them.
-	ranges, pids, meta, names := c.ranges, c.rangePids, c.nvtxMeta, c.nvtxNames
+	rv := rangeView{c.ranges, c.rangeKeys, c.longEnds, c.rangePids}
+	meta, names := c.nvtxMeta, c.nvtxNames
 	c = nil
-	fr.coll.collectiveRanges(ranges, pids, meta, names)
+	fr.coll.collectiveRanges(rv, meta, names)
 	res.ranks = fr
 	return res, nil
 }
@@ -184,10 +185,10 @@ func (e *StepRangeError) Error() string {
 
 // rangeNames lists the distinct range names (digit runs as N) with their
 // counts, most frequent first, at most 12.
-func (c *collector) rangeNames(rs []nvtxRange) []string {
+func (c *collector) rangeNames(rs []rangeRec) []string {
 	count := map[string]int{}
-	for _, r := range rs {
-		count[digitsToN(c.rangeName(r))]++
+	for i := range rs {
+		count[digitsToN(c.rangeName(c.wide(&rs[i])))]++
 	}
 	keys := make([]string, 0, len(count))
 	for k := range count {
@@ -496,6 +497,7 @@ var stepWords = regexp.MustCompile(`(?i)step|iter|batch|epoch`)
 func (a *analysis) findSteps() {
 	st := &a.res.Steps
 	rs := a.c.ranges
+	rkeys, longEnds := a.c.rangeKeys, a.c.longEnds
 	if len(rs) == 0 {
 		st.Source = "no NVTX ranges in the trace"
 		if a.opts.StepRange != "" {
@@ -533,19 +535,19 @@ func (a *analysis) findSteps() {
 	// list in range order (millions of ranges: no list grown by appends).
 	gOf := make([]int32, len(rs))
 	var counts []int
-	for i, r := range rs {
+	for i := range rs {
 		var g int32
-		switch {
-		case r.nameID < 0:
+		switch id := rkeys[rs[i].key].nameID; {
+		case id < 0:
 			if nullGroup == -2 {
 				nullGroup = groupOf(func() string { return "" }, "")
 			}
 			g = nullGroup
-		case byID[r.nameID] != -2:
-			g = byID[r.nameID]
+		case byID[id] != -2:
+			g = byID[id]
 		default:
-			g = groupOf(func() string { return a.c.nvtxNames.name(r.nameID) }, a.c.nvtxNames.key(r.nameID))
-			byID[r.nameID] = g
+			g = groupOf(func() string { return a.c.nvtxNames.name(id) }, a.c.nvtxNames.key(id))
+			byID[id] = g
 		}
 		gOf[i] = g
 		if g >= 0 {
@@ -586,14 +588,16 @@ func (a *analysis) findSteps() {
 		if len(g) < 2 || (a.opts.StepRange == "" && len(g) < 3) {
 			continue
 		}
-		sortByKey(g, func(i *int32) uint64 { return timeKey(rs[*i].start) }, func(x, y int32) int { return cmp.Compare(rs[x].end, rs[y].end) })
+		sortByKey(g, func(i *int32) uint64 { return timeKey(rs[*i].start) }, func(x, y int32) int {
+			return cmp.Compare(rangeEnd(&rs[x], longEnds), rangeEnd(&rs[y], longEnds))
+		})
 		ok := true
 		var total int64
 		for i, j := range g {
 			r := &rs[j]
-			total += r.end - r.start
+			total += rangeEnd(r, longEnds) - r.start
 			if i > 0 {
-				if p := &rs[g[i-1]]; r.start < p.end && r.proc == p.proc {
+				if p := &rs[g[i-1]]; r.start < rangeEnd(p, longEnds) && rkeys[r.key].proc == rkeys[p.key].proc {
 					ok = false
 				}
 			}
@@ -624,7 +628,7 @@ func (a *analysis) findSteps() {
 	best := cands[0]
 	a.steps = make([]nvtxRange, len(best.rs))
 	for i, j := range best.rs {
-		a.steps[i] = rs[j]
+		a.steps[i] = a.c.wide(&rs[j])
 	}
 	st.Range = best.key
 	st.Source = "detected"

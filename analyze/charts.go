@@ -90,7 +90,7 @@ func (a *analysis) charts() {
 		stalled[cl.pid] = u
 	}
 	for i, s := range a.steps {
-		u := stalled[a.c.rangePid(&s)]
+		u := stalled[a.c.rangePids[s.proc]]
 		for j := sort.Search(len(u), func(j int) bool { return u[j].hi > s.start }); j < len(u) && u[j].lo < s.end; j++ {
 			ch.StepStallNs[i] += min(s.end, u[j].hi) - max(s.start, u[j].lo)
 		}

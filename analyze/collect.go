@@ -253,15 +253,112 @@ type cfault struct {
 
 // nvtxRange is one NVTX range; its name is collector.nvtxNames'
 // (rangeName), so that millions of ranges hold no pointer for the garbage
-// collector to follow.
+// collector to follow. The collector holds its ranges as rangeRecs; wide
+// gives this form (the chosen steps keep it).
 type nvtxRange struct {
 	start, end int64
 	proc       int32 // the process: collector.rangePids[proc]
 	nameID     int32 // -1 for a null name
 }
 
+// rangeRec is one NVTX range as collected, in 16 bytes (24 as an
+// nvtxRange: 2.5M ranges in name-diverse traces): its end as a duration
+// (longRange: the end is in the collector's longEnds under its key) and
+// its process and name as a key into the collector's rangeKeys (a name's
+// ranges are mostly one process's: a key per name, more only for names
+// several processes use, and one per long range).
+type rangeRec struct {
+	start int64
+	dur   uint32
+	key   uint32
+}
+
+// longRange marks a rangeRec whose duration does not fit (4.29 s or more,
+// or an end before its start): its end is in longEnds[key].
+const longRange = math.MaxUint32
+
+// rangeKey is what a rangeRec's key stands for.
+type rangeKey struct {
+	proc   int32 // collector.rangePids[proc]
+	nameID int32 // -1 for a null name
+}
+
+// rangeView is what a job's collectives need of the collected ranges.
+type rangeView struct {
+	ranges   []rangeRec
+	keys     []rangeKey
+	longEnds map[uint32]int64
+	pids     []int64
+}
+
+// rangeEnd is r's end.
+func rangeEnd(r *rangeRec, longEnds map[uint32]int64) int64 {
+	if r.dur == longRange {
+		return longEnds[r.key]
+	}
+	return r.start + int64(r.dur)
+}
+
+// wide returns r as an nvtxRange.
+func (c *collector) wide(r *rangeRec) nvtxRange {
+	k := c.rangeKeys[r.key]
+	return nvtxRange{start: r.start, end: rangeEnd(r, c.longEnds), proc: k.proc, nameID: k.nameID}
+}
+
 // rangePid is r's process.
-func (c *collector) rangePid(r *nvtxRange) int64 { return c.rangePids[r.proc] }
+func (c *collector) rangePid(r *rangeRec) int64 { return c.rangePids[c.rangeKeys[r.key].proc] }
+
+// rangeNameID is r's name id (-1 for a null name).
+func (c *collector) rangeNameID(r *rangeRec) int32 { return c.rangeKeys[r.key].nameID }
+
+// newRange adds the range [s, e) of process proc named id.
+func (c *collector) newRange(s, e int64, proc, id int32, key uint32) rangeRec {
+	if d := e - s; d >= 0 && d < longRange {
+		return rangeRec{start: s, dur: uint32(d), key: key}
+	}
+	k := c.addRangeKey(proc, id)
+	if c.longEnds == nil {
+		c.longEnds = map[uint32]int64{}
+	}
+	c.longEnds[k] = e
+	return rangeRec{start: s, dur: longRange, key: k}
+}
+
+// rangeKeyOf returns the key of process proc's ranges named id.
+func (c *collector) rangeKeyOf(proc, id int32) uint32 {
+	i := int(id) + 1
+	if i >= len(c.nameKey) {
+		c.nameKey = append(c.nameKey, make([]uint32, i+1-len(c.nameKey))...)
+	}
+	k := c.nameKey[i]
+	if k == 0 {
+		k = c.addRangeKey(proc, id) + 1
+		c.nameKey[i] = k
+		return k - 1
+	}
+	if c.rangeKeys[k-1].proc == proc {
+		return k - 1
+	}
+	// A name several processes use: a key per pair.
+	if c.pairKey == nil {
+		c.pairKey = map[rangeKey]uint32{}
+	}
+	pk := rangeKey{proc, id}
+	k2, ok := c.pairKey[pk]
+	if !ok {
+		k2 = c.addRangeKey(proc, id)
+		c.pairKey[pk] = k2
+	}
+	return k2
+}
+
+func (c *collector) addRangeKey(proc, id int32) uint32 {
+	if len(c.rangeKeys) >= longRange {
+		panic("analyze: more than 2^32-1 NVTX range keys")
+	}
+	c.rangeKeys = append(c.rangeKeys, rangeKey{proc, id})
+	return uint32(len(c.rangeKeys) - 1)
+}
 
 // rangeName is r's name ("" for a null one).
 func (c *collector) rangeName(r nvtxRange) string {
@@ -353,10 +450,14 @@ type collector struct {
 	// Per-device and memory figures (devices.go), fed by the same pass.
 	multi *multiData
 	// NVTX, threads, GPUs
-	ranges    []nvtxRange
-	rangeBuf  chunks[nvtxRange] // ranges while collecting, where ranges was not sized up front
-	rangePids []int64           // by nvtxRange.proc
-	rangeProc map[int64]int32   // the other way round, while collecting
+	ranges    []rangeRec
+	rangeBuf  chunks[rangeRec]    // ranges while collecting, where ranges was not sized up front
+	rangeKeys []rangeKey          // by rangeRec.key
+	longEnds  map[uint32]int64    // the ends of long ranges, by their keys
+	rangePids []int64             // by rangeKey.proc
+	rangeProc map[int64]int32     // the other way round, while collecting
+	nameKey   []uint32            // while collecting: by name id + 1, the key of its first process's ranges + 1
+	pairKey   map[rangeKey]uint32 // while collecting: keys of names' other processes
 	nvtxNames *rangeNameTable
 	// For a job (collectives): per NVTX name id what a job needs of it,
 	// and per process the rank its NVTX rows name (its collective ranges
@@ -466,7 +567,7 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 		// Ranges straight into their list (most NVTX rows are ranges):
 		// filled from blocks at the end, two copies of every range were
 		// live at once.
-		c.ranges = make([]nvtxRange, 0, est.EstimateRows(ingest.NVTX))
+		c.ranges = make([]rangeRec, 0, est.EstimateRows(ingest.NVTX))
 	}
 	out := map[*ingest.Table]feed{
 		ingest.API:      {fn: c.addAPI},
@@ -509,11 +610,11 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 		c.calls = c.callBuf.drainTo(make([]call, 0, c.callBuf.len()))
 		switch {
 		case c.rangeBuf.len() > 0:
-			c.ranges = c.rangeBuf.drainTo(make([]nvtxRange, 0, c.rangeBuf.len()))
+			c.ranges = c.rangeBuf.drainTo(make([]rangeRec, 0, c.rangeBuf.len()))
 		case cap(c.ranges)-len(c.ranges) > len(c.ranges)/4+4096:
 			c.ranges = slices.Clone(c.ranges) // the estimate was far off (NVTX marks)
 		}
-		c.rangeProc = nil
+		c.rangeProc, c.nameKey, c.pairKey = nil, nil, nil
 		c.nvtxNames.done()
 		for _, in := range []*interner{c.apiNames, c.kernelNames, c.siteNames} {
 			in.ids, in.clash, in.keys, in.local, in.far = nil, nil, nil, nil, nil
@@ -910,6 +1011,10 @@ func (c *collector) addNVTX(r arrow.RecordBatch) {
 	for k := range local {
 		local[k] = -1
 	}
+	// Each entry's range key, for the process it was last found for.
+	keyOf := make([]uint32, len(local))
+	keyProc := make([]int32, len(local))
+	nullKey, nullProc := uint32(0), int32(-1)
 	for i := 0; i < int(r.NumRows()); i, c.nvtxRow = i+1, c.nvtxRow+1 {
 		isRange := !en.IsNull(i) && rangeTypes[et.Value(i)]
 		id := int32(-1)
@@ -943,7 +1048,19 @@ func (c *collector) addNVTX(r arrow.RecordBatch) {
 			}
 			lastPid, lastProc = p, pr
 		}
-		r := nvtxRange{start: st.Value(i), end: en.Value(i), proc: lastProc, nameID: id}
+		var key uint32
+		if k := names.Key(i); k >= 0 {
+			if keyProc[k] != lastProc+1 {
+				keyOf[k], keyProc[k] = c.rangeKeyOf(lastProc, id), lastProc+1
+			}
+			key = keyOf[k]
+		} else {
+			if nullProc != lastProc {
+				nullKey, nullProc = c.rangeKeyOf(lastProc, -1), lastProc
+			}
+			key = nullKey
+		}
+		r := c.newRange(st.Value(i), en.Value(i), lastProc, id, key)
 		if cap(c.ranges) > 0 {
 			c.ranges = append(c.ranges, r)
 		} else {

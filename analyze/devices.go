@@ -656,8 +656,8 @@ func (a *analysis) multiFigures() {
 		pid := c.rangePid(r)
 		if _, ok := nvtxRank[pid]; !ok {
 			n := -1 // a null name names no rank
-			if r.nameID >= 0 {
-				n = c.nvtxMeta[r.nameID].rank // rankFromText of the name
+			if id := c.rangeNameID(r); id >= 0 {
+				n = c.nvtxMeta[id].rank // rankFromText of the name
 			}
 			if n >= 0 {
 				nvtxRank[pid] = n

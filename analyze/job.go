@@ -278,13 +278,14 @@ func collectivesOf(c *collector) *collectives {
 // the whole-file analysis, which leaves the ranges as collected (in table
 // order): they are not held twice while it runs (millions of
 // "nccl:all_reduce" ranges in some traces).
-func (cs *collectives) collectiveRanges(ranges []nvtxRange, pids []int64, meta []nvtxMeta, names *rangeNameTable) {
-	is := func(r *nvtxRange) bool { return r.nameID >= 0 && meta[r.nameID].coll }
+func (cs *collectives) collectiveRanges(rv rangeView, meta []nvtxMeta, names *rangeNameTable) {
+	ranges, keys, pids := rv.ranges, rv.keys, rv.pids
+	is := func(r *rangeRec) bool { id := keys[r.key].nameID; return id >= 0 && meta[id].coll }
 	// Counted first: lists of their exact size.
 	n := map[int64]int{}
 	for i := range ranges {
 		if is(&ranges[i]) {
-			n[pids[ranges[i].proc]]++
+			n[pids[keys[ranges[i].key].proc]]++
 		}
 	}
 	for p, k := range n {
@@ -293,13 +294,14 @@ func (cs *collectives) collectiveRanges(ranges []nvtxRange, pids []int64, meta [
 	built := map[int32]string{} // each name built once
 	for i := range ranges {
 		if r := &ranges[i]; is(r) {
-			p := pids[r.proc]
-			name, ok := built[r.nameID]
+			k := keys[r.key]
+			p := pids[k.proc]
+			name, ok := built[k.nameID]
 			if !ok {
-				name = names.name(r.nameID)
-				built[r.nameID] = name
+				name = names.name(k.nameID)
+				built[k.nameID] = name
 			}
-			cs.ranges[p] = append(cs.ranges[p], collective{name, r.start, r.end})
+			cs.ranges[p] = append(cs.ranges[p], collective{name, r.start, rangeEnd(r, rv.longEnds)})
 		}
 	}
 }

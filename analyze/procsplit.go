@@ -186,7 +186,7 @@ func (c *collector) process(p int64) *collector {
 	pc.gfaults = filterByPid(c.gfaults, p, func(x *gfault) int64 { return x.pid })
 	pc.cfaults = filterByPid(c.cfaults, p, func(x *cfault) int64 { return x.pid })
 	pc.ranges = filterByPid(c.ranges, p, c.rangePid)
-	pc.rangePids = c.rangePids
+	pc.rangePids, pc.rangeKeys, pc.longEnds = c.rangePids, c.rangeKeys, c.longEnds
 	pc.allocs = filterByPid(c.allocs, p, func(x *alloc) int64 { return x.pid })
 	pc.multi = c.multi.procs[p]
 	if pc.multi == nil {

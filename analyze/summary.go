@@ -305,7 +305,7 @@ func (a *analysis) stepRows() {
 			if cl.start >= s.end {
 				break
 			}
-			if cl.pid != c.rangePid(&s) {
+			if cl.pid != c.rangePids[s.proc] {
 				continue
 			}
 			lo, hi := max(cl.start, s.start), min(cl.end, s.end)
