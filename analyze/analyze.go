@@ -80,7 +80,6 @@ func analyzeRanks(src ingest.Source, opts Options) (*Result, error) {
 			whole.apiStats()
 			done()
 		}()
-		defer func() { <-apiDone }()
 		c.sortedWork = map[streamKey][]gpuWork{}
 		c.procCalls, c.procUnion = map[int64][]call{}, map[int64][]span{}
 		parallelN(len(fr.pids), make(chan struct{}, 2), func(k int) {

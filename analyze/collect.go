@@ -311,12 +311,14 @@ func (c *collector) rangePid(r *rangeRec) int64 { return c.rangePids[c.rangeKeys
 // rangeNameID is r's name id (-1 for a null name).
 func (c *collector) rangeNameID(r *rangeRec) int32 { return c.rangeKeys[r.key].nameID }
 
-// newRange adds the range [s, e) of process proc named id.
-func (c *collector) newRange(s, e int64, proc, id int32, key uint32) rangeRec {
+// newRange returns the range [s, e) of key's process and name; a long one
+// gets a key of its own, which holds its end.
+func (c *collector) newRange(s, e int64, key uint32) rangeRec {
 	if d := e - s; d >= 0 && d < longRange {
 		return rangeRec{start: s, dur: uint32(d), key: key}
 	}
-	k := c.addRangeKey(proc, id)
+	pn := c.rangeKeys[key]
+	k := c.addRangeKey(pn.proc, pn.nameID)
 	if c.longEnds == nil {
 		c.longEnds = map[uint32]int64{}
 	}
@@ -1060,7 +1062,7 @@ func (c *collector) addNVTX(r arrow.RecordBatch) {
 			}
 			key = nullKey
 		}
-		r := c.newRange(st.Value(i), en.Value(i), lastProc, id, key)
+		r := c.newRange(st.Value(i), en.Value(i), key)
 		if cap(c.ranges) > 0 {
 			c.ranges = append(c.ranges, r)
 		} else {

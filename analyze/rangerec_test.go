@@ -25,7 +25,7 @@ func TestRangeRecords(t *testing.T) {
 	}
 	var rs []rangeRec
 	for _, x := range ins {
-		rs = append(rs, c.newRange(x.s, x.e, x.proc, x.id, c.rangeKeyOf(x.proc, x.id)))
+		rs = append(rs, c.newRange(x.s, x.e, c.rangeKeyOf(x.proc, x.id)))
 	}
 	for i, x := range ins {
 		w := c.wide(&rs[i])

@@ -144,17 +144,25 @@ func TestEncodeSortedMatchesJSON(t *testing.T) {
 		Nested:  []inner{{A: 2.5, B: "x"}},
 		Strings: []string{"", "plain ascii", `quote " and \ slash`, "<tag> & amp", "tab\tnewline\n", "ünïcödé", "\u2028", "\x7f"},
 	}
-	var got bytes.Buffer
-	if err := encodeSorted(&got, d); err != nil {
+	got, want := encodeBoth(t, d)
+	if got != want {
+		t.Errorf("encodeSorted:\n%s\nencoding/json:\n%s", got, want)
+	}
+}
+
+// encodeBoth returns v as encodeSorted writes it and as encoding/json's
+// MarshalIndent does (with encodeSorted's final newline).
+func encodeBoth(t *testing.T, v any) (got, want string) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := encodeSorted(&b, v); err != nil {
 		t.Fatal(err)
 	}
-	want, err := json.MarshalIndent(d, "", "  ")
+	w, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.String() != string(want)+"\n" {
-		t.Errorf("encodeSorted:\n%s\nencoding/json:\n%s", got.String(), want)
-	}
+	return b.String(), string(w) + "\n"
 }
 
 // TestEncodeSortedLongLists: lists long enough to be encoded in two halves
@@ -191,16 +199,7 @@ func TestEncodeSortedLongLists(t *testing.T) {
 	for i := 0; i < 3*parallelElems; i++ {
 		d.Plain = append(d.Plain, i*i)
 	}
-	var got bytes.Buffer
-	if err := encodeSorted(&got, d); err != nil {
-		t.Fatal(err)
-	}
-	want, err := json.MarshalIndent(d, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.String() != string(want)+"\n" {
-		g, w := got.String(), string(want)+"\n"
+	if g, w := encodeBoth(t, d); g != w {
 		i := 0
 		for i < len(g) && i < len(w) && g[i] == w[i] {
 			i++
