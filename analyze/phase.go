@@ -12,6 +12,10 @@ import (
 // UMTRACE_PHASES is set (for performance work; see docs/performance.md).
 var phaseLog = os.Getenv("UMTRACE_PHASES") != ""
 
+// phaseEpoch is when the package was initialized: each phase line says
+// when (since then) its phase ended, which shows what ran beside what.
+var phaseEpoch = time.Now()
+
 // phase returns a function that logs the time since phase was called.
 func phase(name string) func() {
 	if !phaseLog {
@@ -21,7 +25,7 @@ func phase(name string) func() {
 	return func() {
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
-		fmt.Fprintf(os.Stderr, "umtrace: %-16s %7.3f s  (allocated %5d MiB, heap %4d MiB, %d GCs%s)\n", name, time.Since(t).Seconds(), m.TotalAlloc>>20, m.HeapAlloc>>20, m.NumGC, peakRSS())
+		fmt.Fprintf(os.Stderr, "umtrace: %-16s %7.3f s  (ends at %6.3f s, allocated %5d MiB, heap %4d MiB, %d GCs%s)\n", name, time.Since(t).Seconds(), time.Since(phaseEpoch).Seconds(), m.TotalAlloc>>20, m.HeapAlloc>>20, m.NumGC, peakRSS())
 	}
 }
 

@@ -2,12 +2,12 @@ package report
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,9 +46,102 @@ type encoder struct {
 	buf []byte
 }
 
-// parallelElems is the list length from which value encodes a list's two
-// halves concurrently.
+// parallelElems is the list length from which value encodes a list in
+// blocks, concurrently (listBlocks).
 const parallelElems = 1 << 13
+
+// blockElems is how many elements of a long list one block holds.
+const blockElems = 512
+
+// listBlocks writes the n elements of list v (n >= parallelElems; the
+// opening bracket is written): a report's per-step rows (130k in a 12M-row
+// trace, tens of MB of JSON) are encoded in blocks of blockElems elements
+// by up to GOMAXPROCS workers and written in order: the same bytes as one
+// encoder writes. A block is encoded into a buffer from a fixed set that
+// the writer hands back once the block is written, so a long list takes a
+// few blocks' worth of memory (a buffer of half the list, as before, grew
+// by doubling: a fifth of the page faults of a 4-process 12M-row
+// analysis). Buffers are handed out in block order, before the block is,
+// so the block the writer waits for always has one.
+func (e *encoder) listBlocks(v reflect.Value, n, depth int) {
+	type job struct {
+		k   int
+		buf []byte
+	}
+	type encoded struct {
+		b   []byte
+		err error
+	}
+	nb := (n + blockElems - 1) / blockElems
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	free := make(chan []byte, 2*workers)
+	for range cap(free) {
+		free <- nil
+	}
+	out := make([]chan encoded, nb)
+	for k := range out {
+		out[k] = make(chan encoded, 1)
+	}
+	jobs := make(chan job)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(jobs)
+		for k := 0; k < nb; k++ {
+			j := job{k: k}
+			select {
+			case j.buf = <-free:
+			case <-stop:
+				return
+			}
+			select {
+			case jobs <- j:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	for range workers {
+		go func() {
+			w := &sliceWriter{}
+			e2 := &encoder{w: bufio.NewWriterSize(w, 16<<10)}
+			for j := range jobs {
+				w.b, e2.err = j.buf[:0], nil
+				e2.w.Reset(w)
+				for i := j.k * blockElems; i < min(n, (j.k+1)*blockElems); i++ {
+					if i > 0 {
+						e2.raw(",")
+					}
+					e2.newline(depth + 1)
+					e2.value(v.Index(i), depth+1)
+				}
+				if e2.err == nil {
+					e2.err = e2.w.Flush()
+				}
+				out[j.k] <- encoded{w.b, e2.err}
+			}
+		}()
+	}
+	for k := 0; k < nb; k++ {
+		h := <-out[k]
+		if e.err == nil {
+			e.err = h.err
+		}
+		if e.err != nil {
+			return // stop ends the dispatcher; the workers finish their blocks
+		}
+		_, e.err = e.w.Write(h.b)
+		free <- h.b
+	}
+}
+
+// sliceWriter appends what is written to b.
+type sliceWriter struct{ b []byte }
+
+func (w *sliceWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	return len(p), nil
+}
 
 type field struct {
 	name      string
@@ -222,46 +315,15 @@ func (e *encoder) value(v reflect.Value, depth int) {
 			return
 		}
 		e.raw("[")
-		n, half := v.Len(), v.Len()
-		type encoded struct {
-			b   []byte
-			err error
-		}
-		var tail chan encoded
-		if n >= parallelElems {
-			// A long list (a report's per-step rows: 130k in a 12M-row
-			// trace) is encoded in two halves at once, the second into a
-			// buffer written after the first: the same bytes.
-			half = n / 2
-			tail = make(chan encoded, 1)
-			go func() {
-				var b bytes.Buffer
-				e2 := &encoder{w: bufio.NewWriterSize(&b, 64<<10)}
-				for i := half; i < n; i++ {
-					e2.raw(",")
-					e2.newline(depth + 1)
-					e2.value(v.Index(i), depth+1)
+		if n := v.Len(); n >= parallelElems {
+			e.listBlocks(v, n, depth)
+		} else {
+			for i := 0; i < n; i++ {
+				if i > 0 {
+					e.raw(",")
 				}
-				if e2.err == nil {
-					e2.err = e2.w.Flush()
-				}
-				tail <- encoded{b.Bytes(), e2.err}
-			}()
-		}
-		for i := 0; i < half; i++ {
-			if i > 0 {
-				e.raw(",")
-			}
-			e.newline(depth + 1)
-			e.value(v.Index(i), depth+1)
-		}
-		if tail != nil {
-			h := <-tail
-			if e.err == nil {
-				e.err = h.err
-			}
-			if e.err == nil {
-				_, e.err = e.w.Write(h.b)
+				e.newline(depth + 1)
+				e.value(v.Index(i), depth+1)
 			}
 		}
 		e.newline(depth)
