@@ -25,7 +25,7 @@ func phase(name string) func() {
 	return func() {
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
-		fmt.Fprintf(os.Stderr, "umtrace: %-16s %7.3f s  (ends at %6.3f s, allocated %5d MiB, heap %4d MiB, %d GCs%s)\n", name, time.Since(t).Seconds(), time.Since(phaseEpoch).Seconds(), m.TotalAlloc>>20, m.HeapAlloc>>20, m.NumGC, peakRSS())
+		fmt.Fprintf(os.Stderr, "umtrace: %-16s %7.3f s  (ends at %6.3f s%s, allocated %5d MiB, heap %4d MiB, %d GCs%s)\n", name, time.Since(t).Seconds(), time.Since(phaseEpoch).Seconds(), cpuSoFar(), m.TotalAlloc>>20, m.HeapAlloc>>20, m.NumGC, peakRSS())
 	}
 }
 

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package analyze
+
+func cpuSoFar() string { return "" }
