@@ -605,11 +605,17 @@ func (c *Cursor) decode(vals []int64, nulls []uint8, texts []string) error {
 	body := rec[hdr:]
 	n, off := 0, 0
 	for ; n < len(types) && len(h) > 0; n++ {
-		t, k := uvarint(h)
-		if k == 0 {
-			return fmt.Errorf("%w: record header", ErrCorrupt)
+		// Serial types below 128 (every number, NULL, and text or blobs
+		// of up to 57 bytes) are one byte: read without the varint loop.
+		t, k, sz := uint64(h[0]), 1, 0
+		if t < 0x80 {
+			sz = int(smallSize[t])
+		} else {
+			if t, k = uvarint(h); k == 0 {
+				return fmt.Errorf("%w: record header", ErrCorrupt)
+			}
+			sz = contentSize(t)
 		}
-		sz := contentSize(t)
 		if sz < 0 || off+sz > len(body) {
 			return fmt.Errorf("%w: column %d (serial type %d) overflows the record", ErrCorrupt, n, t)
 		}
@@ -623,6 +629,14 @@ func (c *Cursor) decode(vals []int64, nulls []uint8, texts []string) error {
 	// As SQLite does once it has read a whole record header: the columns
 	// fill the body exactly.
 	for len(h) > 0 {
+		if t := h[0]; t < 0x80 {
+			if smallSize[t] < 0 {
+				return fmt.Errorf("%w: serial type %d", ErrCorrupt, t)
+			}
+			off += int(smallSize[t])
+			h = h[1:]
+			continue
+		}
 		t, k := uvarint(h)
 		if k == 0 {
 			return fmt.Errorf("%w: record header", ErrCorrupt)
@@ -637,39 +651,42 @@ func (c *Cursor) decode(vals []int64, nulls []uint8, texts []string) error {
 	if off != len(body) {
 		return fmt.Errorf("%w: record columns take %d bytes of a %d-byte body", ErrCorrupt, off, len(body))
 	}
-	for j, col := range c.cols {
-		vals[j], nulls[j] = 0, 0
+	vals, nulls = vals[:len(c.cols)], nulls[:len(c.cols)]
+	for j := range c.cols {
+		col := &c.cols[j]
 		if col.Text {
-			c.text(j, col, types, offs, body, rowid, nulls, texts)
+			vals[j], nulls[j] = 0, 0
+			c.text(j, *col, types, offs, body, rowid, nulls, texts)
 			continue
 		}
+		var v int64
+		var null uint8
 		switch col.Index {
 		case RowID:
-			vals[j] = int64(rowid)
-			continue
+			v = int64(rowid)
 		case Null:
-			nulls[j] = 1
-			continue
-		}
-		t := types[col.Index]
-		if t == missing {
-			if col.DefaultNull {
-				nulls[j] = 1
-			} else {
-				vals[j] = col.Default
+			null = IsNull
+		default:
+			switch t := types[col.Index]; {
+			case t-1 < 6: // the integers: most values
+				v = intValue(t, body[offs[col.Index]:])
+			case t == missing:
+				if col.DefaultNull {
+					null = IsNull
+				} else {
+					v = col.Default
+				}
+			case t >= 12 && col.IntOnly:
+				null = NotInt
+			default:
+				o := offs[col.Index]
+				var isNull bool
+				if v, isNull = value(t, body[o:o+serialSize(t)]); isNull {
+					null = IsNull
+				}
 			}
-			continue
 		}
-		if t >= 12 && col.IntOnly {
-			nulls[j] = NotInt
-			continue
-		}
-		o := offs[col.Index]
-		v, null := value(t, body[o:o+contentSize(t)])
-		vals[j] = v
-		if null {
-			nulls[j] = 1
-		}
+		vals[j], nulls[j] = v, null
 	}
 	return nil
 }
@@ -775,6 +792,22 @@ func (c *Cursor) spill(cell []byte, size uint64) ([]byte, error) {
 	return rec, nil
 }
 
+// smallSize is contentSize of the serial types below 128.
+var smallSize = func() (tab [128]int8) {
+	for t := range tab {
+		tab[t] = int8(contentSize(uint64(t)))
+	}
+	return tab
+}()
+
+// serialSize is contentSize through smallSize where it can.
+func serialSize(t uint64) int {
+	if t < 128 {
+		return int(smallSize[t])
+	}
+	return contentSize(t)
+}
+
 // contentSize is the body size of a value of serial type t (-1 for the
 // reserved types 10 and 11, which callers reject).
 func contentSize(t uint64) int {
@@ -826,6 +859,27 @@ func value(t uint64, b []byte) (int64, bool) {
 		return 1, false
 	}
 	return atoi(b), false // text or blob
+}
+
+// intValue is value for the integer serial types 1 to 6, whose body b
+// starts with (the header check made sure it is there).
+func intValue(t uint64, b []byte) int64 {
+	switch t {
+	case 1:
+		return int64(int8(b[0]))
+	case 2:
+		return int64(int16(binary.BigEndian.Uint16(b)))
+	case 3:
+		_ = b[2]
+		return int64(int32(uint32(b[0])<<24|uint32(b[1])<<16|uint32(b[2])<<8)) >> 8
+	case 4:
+		return int64(int32(binary.BigEndian.Uint32(b)))
+	case 5:
+		_ = b[5]
+		v := uint64(b[0])<<40 | uint64(b[1])<<32 | uint64(b[2])<<24 | uint64(b[3])<<16 | uint64(b[4])<<8 | uint64(b[5])
+		return int64(v<<16) >> 16
+	}
+	return int64(binary.BigEndian.Uint64(b))
 }
 
 // floatToInt is SQLite's doubleToInt64: NaN is 0, out-of-range saturates.
