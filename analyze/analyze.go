@@ -63,6 +63,7 @@ func analyzeRanks(src ingest.Source, opts Options) (*Result, error) {
 		// from come to its analysis in order.
 		done := phase("sort")
 		c.sortRecords()
+		c.ords = c.markProcs(fr.pids)
 		done()
 		// Two processes at a time: each holds a copy of its share of the
 		// records beside the whole trace's.
@@ -99,6 +100,7 @@ func analyzeRanks(src ingest.Source, opts Options) (*Result, error) {
 			fr.results[k], errs[k] = analyzeCollected(pc, ProcessSource(src, pid), opts)
 		})
 		<-apiDone
+		c.ords = nil
 		for k, err := range errs {
 			if err != nil {
 				return nil, fmt.Errorf("process %d: %w", fr.pids[k], err)

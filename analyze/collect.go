@@ -432,6 +432,7 @@ type collector struct {
 	handoff    func(map[streamKey][]gpuWork)
 	sortedWork map[streamKey][]gpuWork
 	splitMu    sync.Mutex
+	ords       *procOrds // each record's process, while split runs
 	// Done, a process's analysis gives back its annotated calls and its
 	// fault-driven activity (giveBack): each call's overlap, stream and
 	// waited work, and the union, are the same in the whole analysis,

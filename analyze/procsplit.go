@@ -117,6 +117,76 @@ func (c *collector) finishByPid() {
 	}
 }
 
+// procOrds marks, in each record list of a file of several processes,
+// whose each record is: split then copies a process's records by reading a
+// byte per record, in one pass, where filtering by pid read every record
+// twice (to count, then to copy) for every process (address-diverse: four
+// processes, 1.4M migrations of 32 bytes, 3.5M calls). Made once, after
+// the records are sorted, for the processes in pids (at most 255; a record
+// of any other process is marked noProc).
+type procOrds struct {
+	pids                                                []int64
+	calls, migrations, gfaults, cfaults, ranges, allocs ordList
+}
+
+// ordList is one list's marks: each record's process index, and how many
+// records each process has.
+type ordList struct {
+	ord   []uint8
+	count []int
+}
+
+const noProc = 255
+
+// markProcs returns c's records' marks for pids (sorted), nil when there
+// are too many processes to mark in a byte.
+func (c *collector) markProcs(pids []int64) *procOrds {
+	if len(pids) >= noProc {
+		return nil
+	}
+	o := &procOrds{pids: pids}
+	of := func(p int64) uint8 {
+		if k, ok := slices.BinarySearch(pids, p); ok {
+			return uint8(k)
+		}
+		return noProc
+	}
+	parallel(func() {
+		o.calls = marks(c.calls, len(pids), func(x *call) uint8 { return of(x.pid) })
+		o.gfaults = marks(c.gfaults, len(pids), func(x *gfault) uint8 { return of(x.pid) })
+		o.cfaults = marks(c.cfaults, len(pids), func(x *cfault) uint8 { return of(x.pid) })
+	}, func() {
+		o.migrations = marks(c.migrations, len(pids), func(x *migration) uint8 { return of(int64(x.pid)) })
+		o.ranges = marks(c.ranges, len(pids), func(x *rangeRec) uint8 { return of(c.rangePid(x)) })
+		o.allocs = marks(c.allocs, len(pids), func(x *alloc) uint8 { return of(x.pid) })
+	})
+	return o
+}
+
+func marks[T any](s []T, n int, of func(*T) uint8) ordList {
+	l := ordList{ord: make([]uint8, len(s)), count: make([]int, n)}
+	for i := range s {
+		k := of(&s[i])
+		l.ord[i] = k
+		if k != noProc {
+			l.count[k]++
+		}
+	}
+	return l
+}
+
+// take returns the records of s that l marks as process k's, in order, in
+// a list of their exact size.
+func take[T any](s []T, l *ordList, k int) []T {
+	out := make([]T, 0, l.count[k])
+	for i, o := range l.ord[:len(s)] {
+		if int(o) == k {
+			out = append(out, s[i])
+		}
+	}
+	return out
+}
+
 // filterByPid returns the elements of s whose pid is p, in order, in a list
 // of their exact size.
 func filterByPid[T any](s []T, p int64, pid func(*T) int64) []T {
@@ -181,13 +251,26 @@ func (c *collector) process(p int64) *collector {
 		}
 	}
 	c.splitMu.Unlock()
-	pc.calls = filterByPid(c.calls, p, func(x *call) int64 { return x.pid })
-	pc.migrations = filterByPid(c.migrations, p, func(x *migration) int64 { return int64(x.pid) })
-	pc.gfaults = filterByPid(c.gfaults, p, func(x *gfault) int64 { return x.pid })
-	pc.cfaults = filterByPid(c.cfaults, p, func(x *cfault) int64 { return x.pid })
-	pc.ranges = filterByPid(c.ranges, p, c.rangePid)
+	if o := c.ords; o != nil {
+		k, ok := slices.BinarySearch(o.pids, p)
+		if !ok {
+			panic("analyze: split of a process that was not marked")
+		}
+		pc.calls = take(c.calls, &o.calls, k)
+		pc.migrations = take(c.migrations, &o.migrations, k)
+		pc.gfaults = take(c.gfaults, &o.gfaults, k)
+		pc.cfaults = take(c.cfaults, &o.cfaults, k)
+		pc.ranges = take(c.ranges, &o.ranges, k)
+		pc.allocs = take(c.allocs, &o.allocs, k)
+	} else {
+		pc.calls = filterByPid(c.calls, p, func(x *call) int64 { return x.pid })
+		pc.migrations = filterByPid(c.migrations, p, func(x *migration) int64 { return int64(x.pid) })
+		pc.gfaults = filterByPid(c.gfaults, p, func(x *gfault) int64 { return x.pid })
+		pc.cfaults = filterByPid(c.cfaults, p, func(x *cfault) int64 { return x.pid })
+		pc.ranges = filterByPid(c.ranges, p, c.rangePid)
+		pc.allocs = filterByPid(c.allocs, p, func(x *alloc) int64 { return x.pid })
+	}
 	pc.rangePids, pc.rangeKeys, pc.longEnds = c.rangePids, c.rangeKeys, c.longEnds
-	pc.allocs = filterByPid(c.allocs, p, func(x *alloc) int64 { return x.pid })
 	pc.multi = c.multi.procs[p]
 	if pc.multi == nil {
 		pc.multi = newMultiAcc()

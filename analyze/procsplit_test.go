@@ -1,0 +1,45 @@
+package analyze
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestMarkProcs: split's per-record process marks give each process its
+// own records in order, the same as filtering by pid, leave records of
+// processes outside the list to none, and are not made for 255 or more
+// processes (split then filters by pid).
+func TestMarkProcs(t *testing.T) {
+	c := newCollector()
+	pids := []int64{10, 20, 30}
+	for i, p := range []int64{20, 10, 99, 30, 20, 20, 10, 99, 30} {
+		c.calls = append(c.calls, call{start: int64(i), pid: p})
+		c.gfaults = append(c.gfaults, gfault{start: int64(i), pid: p})
+		c.migrations = append(c.migrations, migration{start: int64(i), pid: int32(p)})
+	}
+	o := c.markProcs(pids)
+	if o == nil {
+		t.Fatal("no marks for 3 processes")
+	}
+	for k, p := range pids {
+		if got, want := take(c.calls, &o.calls, k), filterByPid(c.calls, p, func(x *call) int64 { return x.pid }); !slices.Equal(got, want) || len(want) == 0 {
+			t.Errorf("pid %d calls: %v, want %v", p, got, want)
+		}
+		if got, want := take(c.gfaults, &o.gfaults, k), filterByPid(c.gfaults, p, func(x *gfault) int64 { return x.pid }); !slices.Equal(got, want) {
+			t.Errorf("pid %d faults: %v, want %v", p, got, want)
+		}
+		if got, want := take(c.migrations, &o.migrations, k), filterByPid(c.migrations, p, func(x *migration) int64 { return int64(x.pid) }); !slices.Equal(got, want) {
+			t.Errorf("pid %d migrations: %v, want %v", p, got, want)
+		}
+	}
+	if n := o.calls.count[0] + o.calls.count[1] + o.calls.count[2]; n != len(c.calls)-2 {
+		t.Errorf("%d calls marked to a process, want %d (pid 99 is none)", n, len(c.calls)-2)
+	}
+	many := make([]int64, 255)
+	for i := range many {
+		many[i] = int64(i)
+	}
+	if c.markProcs(many) != nil {
+		t.Error("marks made for 255 processes")
+	}
+}
