@@ -150,9 +150,15 @@ func checkPage(pg []byte, off int, p uint32, interior bool, scratch *[]extent) (
 		return 0, 0, fmt.Errorf("%w: page %d: %d free bytes", ErrCorrupt, p, free-first)
 	}
 	// No two cells or freeblocks share a byte. SQLite writes cells from
-	// the end of the page down, so the list is usually sorted already.
-	if !slices.IsSortedFunc(ex, func(a, b extent) int { return a.start - b.start }) {
-		slices.SortFunc(ex, func(a, b extent) int { return a.start - b.start })
+	// the end of the page down, so a page filled in key order (a bulk
+	// export) lists them in descending order: reversed, not sorted.
+	byStart := func(a, b extent) int { return a.start - b.start }
+	if !slices.IsSortedFunc(ex, byStart) {
+		if slices.IsSortedFunc(ex, func(a, b extent) int { return b.start - a.start }) {
+			slices.Reverse(ex)
+		} else {
+			slices.SortFunc(ex, byStart)
+		}
 	}
 	for i := 1; i < len(ex); i++ {
 		if ex[i].start < ex[i-1].end {
