@@ -1167,22 +1167,40 @@ func sortedCounts(m map[string]*NameCount, limit int) []NameCount {
 
 type migAgg struct {
 	m     map[[2]int32]*MigrationAgg
-	lastK [2]int32 // addExact's cache: rows of one kind and cause come in runs
-	last  *MigrationAgg
+	small [16][16]*MigrationAgg // the entries of m by kind and cause + 1, for kinds 0..15 and causes -1..14
 }
 
 func newMigAgg() *migAgg { return &migAgg{m: map[[2]int32]*MigrationAgg{}} }
 
 func (g *migAgg) add(m migration) {
-	k := [2]int32{int32(m.kind), int32(m.cause)}
-	x := g.m[k]
-	if x == nil {
-		x = &MigrationAgg{Direction: copyKindNames[int32(m.kind)], Cause: causeName(int32(m.cause))}
-		g.m[k] = x
-	}
+	x := g.entry(m, func(k int32) string { return copyKindNames[k] })
 	x.Count++
 	x.Bytes += int64(m.bytes)
 	x.TimeNs += int64(m.dur)
+}
+
+// entry returns the aggregate of m's kind and cause, made on first use
+// with the kind's name from direction
+// (through an array for the usual kinds and causes: a map lookup per
+// migration was most of the cost, with millions of them).
+func (g *migAgg) entry(m migration, direction func(int32) string) *MigrationAgg {
+	k, c := int(m.kind), int(m.cause)+1
+	small := k >= 0 && k < 16 && c >= 0 && c < 16
+	if small {
+		if x := g.small[k][c]; x != nil {
+			return x
+		}
+	}
+	key := [2]int32{int32(m.kind), int32(m.cause)}
+	x := g.m[key]
+	if x == nil {
+		x = &MigrationAgg{Direction: direction(int32(m.kind)), Cause: causeName(int32(m.cause))}
+		g.m[key] = x
+	}
+	if small {
+		g.small[k][c] = x
+	}
+	return x
 }
 
 func causeName(c int32) string {

@@ -267,13 +267,19 @@ func newMultiData(names *sourceNames) (*multiData, map[*ingest.Table]tap) {
 		return nil
 	}
 	var src ingest.Source
-	// Each process's figures; rows of one process come in runs.
-	lastP, last := int64(0), (*multiData)(nil)
+	// Each process's figures, through a small cache by pid: the rows of
+	// several processes interleave (shuffled exports), and a map lookup
+	// per row cost more than the row.
+	var cache [16]struct {
+		p int64
+		m *multiData
+	}
 	proc := func(p int64) *multiData {
-		if last == nil || p != lastP {
-			lastP, last = p, md.proc(p)
+		e := &cache[uint64(p)%uint64(len(cache))]
+		if e.m == nil || e.p != p {
+			e.p, e.m = p, md.proc(p)
 		}
-		return last
+		return e.m
 	}
 	var errs []error
 	if multi {
@@ -463,15 +469,7 @@ func readGPUs(src ingest.Source) ([]ingest.GPUInfo, error) {
 // addExact adds one migration with bytes and duration that need not fit
 // the collector's 32-bit fields.
 func (g *migAgg) addExact(m migration, bytes, dur int64) {
-	k := [2]int32{int32(m.kind), int32(m.cause)}
-	x := g.last
-	if x == nil || k != g.lastK {
-		if x = g.m[k]; x == nil {
-			x = &MigrationAgg{Direction: copyKindName(int32(m.kind)), Cause: causeName(int32(m.cause))}
-			g.m[k] = x
-		}
-		g.lastK, g.last = k, x
-	}
+	x := g.entry(m, copyKindName)
 	x.Count++
 	x.Bytes += bytes
 	x.TimeNs += dur
