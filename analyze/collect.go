@@ -813,17 +813,31 @@ func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[stream
 		names = ingest.Str(r, t, ingest.ColName)
 		c.kernelNames.column(names)
 	}
-	// Rows of a stream come in runs: look its list up once per run.
+	// A stream's list through a small cache: rows of a stream come in
+	// runs in a sorted export, but shuffled ones change stream at almost
+	// every row, and a map lookup per row (hashing a 16-byte key) cost
+	// more than the rest of the loop.
+	type slot struct {
+		k  streamKey
+		ws *chunks[gpuWork]
+		sp *span
+	}
+	var cache [64]slot
 	var k streamKey
 	var ws *chunks[gpuWork]
 	var sp *span
 	for i := 0; i < int(r.NumRows()); i++ {
 		if nk := (streamKey{pid.Value(i), strm.Value(i)}); ws == nil || nk != k {
-			if k, ws = nk, dst[nk]; ws == nil {
-				ws = &chunks[gpuWork]{}
-				dst[k] = ws
+			e := &cache[uint64(nk.pid*31+nk.stream)%uint64(len(cache))]
+			if e.ws == nil || e.k != nk {
+				e.k, e.ws = nk, dst[nk]
+				if e.ws == nil {
+					e.ws = &chunks[gpuWork]{}
+					dst[nk] = e.ws
+				}
+				e.sp = &by.get(nk.pid).span
 			}
-			sp = &by.get(k.pid).span
+			k, ws, sp = nk, e.ws, e.sp
 		}
 		name := int32(memsetCode)
 		switch {
