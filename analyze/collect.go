@@ -770,9 +770,9 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 			pa.long[id] = append(pa.long[id], d)
 		}
 		pa.span.add(s, e)
-		if k := (streamKey{p, tid.Value(i)}); seen[uint64(k.pid^k.stream*31)%64] != k {
+		if k := (streamKey{p, tid.Value(i)}); seen[k.slot(6)] != k {
 			c.threads[k] = true
-			seen[uint64(k.pid^k.stream*31)%64] = k
+			seen[k.slot(6)] = k
 		}
 		if managed[k] {
 			pa.managed++
@@ -828,7 +828,7 @@ func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[stream
 	var sp *span
 	for i := 0; i < int(r.NumRows()); i++ {
 		if nk := (streamKey{pid.Value(i), strm.Value(i)}); ws == nil || nk != k {
-			e := &cache[uint64(nk.pid*31+nk.stream)%uint64(len(cache))]
+			e := &cache[nk.slot(6)]
 			if e.ws == nil || e.k != nk {
 				e.k, e.ws = nk, dst[nk]
 				if e.ws == nil {

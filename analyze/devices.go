@@ -267,19 +267,17 @@ func newMultiData(names *sourceNames) (*multiData, map[*ingest.Table]tap) {
 		return nil
 	}
 	var src ingest.Source
-	// Each process's figures, through a small cache by pid: the rows of
-	// several processes interleave (shuffled exports), and a map lookup
-	// per row cost more than the row.
-	var cache [16]struct {
-		p int64
-		m *multiData
-	}
+	// Each process's figures, through a cache of the last processes: the
+	// rows of several processes interleave (shuffled exports), and a map
+	// lookup per row cost more than the row.
+	var recent recentPids[multiData]
 	proc := func(p int64) *multiData {
-		e := &cache[uint64(p)%uint64(len(cache))]
-		if e.m == nil || e.p != p {
-			e.p, e.m = p, md.proc(p)
+		m := recent.get(p)
+		if m == nil {
+			m = md.proc(p)
+			recent.put(p, m)
 		}
-		return e.m
+		return m
 	}
 	var errs []error
 	if multi {

@@ -19,17 +19,13 @@ import (
 // row cost more than the row. Each is written by one goroutine.
 type byPid[T any] struct {
 	m     map[int64]*T
-	cache [16]struct {
-		pid int64
-		v   *T
-	}
-	mk func() *T
+	cache recentPids[T]
+	mk    func() *T
 }
 
 func (b *byPid[T]) get(p int64) *T {
-	s := &b.cache[uint64(p)%uint64(len(b.cache))]
-	if s.v != nil && s.pid == p {
-		return s.v
+	if v := b.cache.get(p); v != nil {
+		return v
 	}
 	v := b.m[p]
 	if v == nil {
@@ -43,8 +39,42 @@ func (b *byPid[T]) get(p int64) *T {
 		}
 		b.m[p] = v
 	}
-	s.pid, s.v = p, v
+	b.cache.put(p, v)
 	return v
+}
+
+// recentPids holds the values of the last processes looked up, for the
+// per-row lookups by process: a file holds a few processes (one per GPU),
+// all of which fit, whatever their pids (a cache indexed by the pid's
+// bits missed at every row when a job's pids, often a round number apart,
+// shared entries: 4242 and 6242 in 16 entries by their low bits).
+type recentPids[T any] struct {
+	pid  [8]int64
+	v    [8]*T
+	next int
+}
+
+// get returns p's value, nil when p is not among the last eight.
+func (r *recentPids[T]) get(p int64) *T {
+	for i := range r.pid {
+		if r.pid[i] == p && r.v[i] != nil {
+			return r.v[i]
+		}
+	}
+	return nil
+}
+
+// put adds p's value, in place of the one put longest ago.
+func (r *recentPids[T]) put(p int64, v *T) {
+	r.pid[r.next], r.v[r.next] = p, v
+	r.next = (r.next + 1) % len(r.pid)
+}
+
+// slot is k's entry in a cache of 1<<bits entries: (pid, stream) mixed by
+// Fibonacci hashing, not taken modulo the size (pids a round number apart
+// shared entries by their low bits).
+func (k streamKey) slot(bits int) int {
+	return int(uint64(k.pid*0x2545F491+k.stream) * 0x9E3779B97F4A7C15 >> (64 - bits))
 }
 
 // pids returns the processes in b, sorted.

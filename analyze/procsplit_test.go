@@ -43,3 +43,34 @@ func TestMarkProcs(t *testing.T) {
 		t.Error("marks made for 255 processes")
 	}
 }
+
+// TestRecentPids: the per-row cache by process holds the last eight
+// processes whatever their pids (a job's pids are often a round number
+// apart: 4242 and 6242 shared an entry of a cache indexed by low bits).
+func TestRecentPids(t *testing.T) {
+	var b byPid[int]
+	pids := []int64{4242, 5242, 6242, 7242, 0, -1, 1 << 40, 16}
+	for round := 0; round < 2; round++ {
+		for i, p := range pids {
+			v := b.get(p)
+			if round == 0 {
+				*v = i + 1
+			} else if *v != i+1 {
+				t.Errorf("pid %d: value %d, want %d", p, *v, i+1)
+			}
+		}
+	}
+	for _, p := range pids {
+		if b.cache.get(p) == nil {
+			t.Errorf("pid %d not in the cache after the other seven", p)
+		}
+	}
+	if b.cache.get(99) != nil || len(b.m) != len(pids) {
+		t.Errorf("cache has pid 99, or the map %d entries (want %d)", len(b.m), len(pids))
+	}
+	for _, k := range []streamKey{{-1, -1}, {0, 0}, {1 << 40, 7}, {4242, 13}} {
+		if s := k.slot(6); s < 0 || s >= 64 {
+			t.Errorf("slot(%v) = %d", k, s)
+		}
+	}
+}
