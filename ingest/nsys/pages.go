@@ -179,7 +179,9 @@ func (pt *pageTable) columns(exprs []string) ([]sqlitefile.Column, bool) {
 func (r *Reader) scanPages(b *ingest.Builder, q query, s *strs, cols []sqlitefile.Column, leaves []uint32, emit func() error) (rows int, err error) {
 	cur := r.pages.NewCursor(leaves, cols)
 	n, ni := len(cols), len(q.ints)
-	vals := make([]int64, fastRows*n)
+	// Rows are decoded straight into the sql.NullInt64s the filler takes
+	// (each row's iv is a window of vals), not copied there value by value.
+	vals := make([]sql.NullInt64, fastRows*n)
 	nulls := make([]uint8, fastRows*n)
 	var texts []string
 	if len(q.strs) > 0 {
@@ -189,21 +191,22 @@ func (r *Reader) scanPages(b *ingest.Builder, q query, s *strs, cols []sqlitefil
 		// text column of distinct names cost a string per row).
 		cur.SetViews()
 	}
-	iv := make([]sql.NullInt64, ni)
 	sv := make([]sql.NullString, len(q.strs))
 	for {
-		got, err := cur.ReadText(vals, nulls, texts)
+		before := cur.NotInts()
+		got, err := cur.ReadNullable(vals, nulls, texts)
+		notInt := cur.NotInts() != before
 		for i := 0; i < got; i++ {
-			row := vals[i*n : i*n+n]
-			z := nulls[i*n : i*n+n]
-			for c := range iv {
-				iv[c] = sql.NullInt64{Int64: row[c], Valid: z[c] == sqlitefile.IsValue}
-				if z[c] == sqlitefile.NotInt {
-					q.notInt(c)
+			iv := vals[i*n : i*n+ni : i*n+ni]
+			if notInt {
+				for c, z := range nulls[i*n : i*n+ni] {
+					if z == sqlitefile.NotInt {
+						q.notInt(c)
+					}
 				}
 			}
 			for c := range sv {
-				sv[c] = sql.NullString{String: texts[i*n+ni+c], Valid: z[ni+c] == 0}
+				sv[c] = sql.NullString{String: texts[i*n+ni+c], Valid: nulls[i*n+ni+c] == 0}
 			}
 			rows++
 			if err := r.addRow(b, q, iv, sv, s, emit); err != nil {

@@ -188,7 +188,7 @@ func diffLayout(db *sql.DB, table string, names []string) ([]Column, bool, error
 
 // pageRows reads a table through the page reader as "value" strings
 // ("NULL" for NULL, "NOTINT" for a text or blob in an IntOnly column),
-// row after row.
+// row after row, by ReadText and ReadNullable in turn.
 func pageRows(f *File, root uint32, cols []Column) ([]string, error) {
 	leaves, err := f.Leaves(root)
 	if err != nil {
@@ -196,15 +196,35 @@ func pageRows(f *File, root uint32, cols []Column) ([]string, error) {
 	}
 	c := f.NewCursor(leaves, cols)
 	vals := make([]int64, 16*len(cols))
+	rows := make([]sql.NullInt64, 16*len(cols))
 	nulls := make([]uint8, 16*len(cols))
 	texts := make([]string, 16*len(cols))
 	var out []string
+	notInts := 0
 	for calls := 0; ; calls++ {
-		n, err := c.ReadText(vals, nulls, texts)
+		var n int
+		var err error
+		if calls%2 == 1 {
+			n, err = c.ReadNullable(rows, nulls, texts)
+			for i := 0; i < n*len(cols); i++ {
+				if cols[i%len(cols)].Text {
+					continue
+				}
+				if rows[i].Valid != (nulls[i] == IsValue) {
+					return nil, fmt.Errorf("ReadNullable: value %d Valid %v with nulls %d", i, rows[i].Valid, nulls[i])
+				}
+				vals[i] = rows[i].Int64
+			}
+		} else {
+			n, err = c.ReadText(vals, nulls, texts)
+		}
 		if n == 0 && err == nil || calls > 1<<20 {
 			return nil, fmt.Errorf("Read does not end (%d rows, %d calls)", n, calls)
 		}
 		for i := 0; i < n*len(cols); i++ {
+			if nulls[i] == NotInt {
+				notInts++
+			}
 			switch {
 			case nulls[i] == IsNull:
 				out = append(out, "NULL")
@@ -217,6 +237,9 @@ func pageRows(f *File, root uint32, cols []Column) ([]string, error) {
 			}
 		}
 		if err == io.EOF {
+			if c.NotInts() != notInts {
+				return nil, fmt.Errorf("NotInts %d, %d NotInt values read", c.NotInts(), notInts)
+			}
 			return out, nil
 		}
 		if err != nil {

@@ -365,10 +365,11 @@ const window = 64
 
 // A Cursor decodes the rows of a list of leaf pages, in order.
 type Cursor struct {
-	f      *File
-	leaves []uint32
-	cols   []Column
-	maxIdx int // largest record index read
+	f       *File
+	leaves  []uint32
+	cols    []Column
+	maxIdx  int // largest record index read
+	notInts int // NotInt values read (NotInts)
 
 	win     []byte // pages winLo..winLo+winN-1
 	winLo   uint32
@@ -443,14 +444,30 @@ func (c *Cursor) Read(vals []int64, nulls []uint8) (int, error) {
 // ReadText is Read for cursors with Text columns: texts, as long as vals,
 // receives each text column's value at its position in the row.
 func (c *Cursor) ReadText(vals []int64, nulls []uint8, texts []string) (int, error) {
+	return c.read(vals, nil, nulls, texts, len(vals))
+}
+
+// ReadNullable is ReadText into rows of sql.NullInt64 (Valid where nulls
+// is IsValue), the form the row fillers take: decoded there, not copied
+// there from vals row by row. NotInts counts the NotInt values read.
+func (c *Cursor) ReadNullable(rows []sql.NullInt64, nulls []uint8, texts []string) (int, error) {
+	return c.read(nil, rows, nulls, texts, len(rows))
+}
+
+// NotInts is how many NotInt values the cursor has read so far.
+func (c *Cursor) NotInts() int { return c.notInts }
+
+// read is ReadText into vals, or ReadNullable into rows (vals nil); room
+// is the length of the one given.
+func (c *Cursor) read(vals []int64, rows []sql.NullInt64, nulls []uint8, texts []string, room int) (int, error) {
 	nc := len(c.cols)
 	if nc == 0 {
 		return 0, errors.New("sqlitefile: cursor reads no columns")
 	}
-	if c.hasText && len(texts) < len(vals) {
+	if c.hasText && len(texts) < room {
 		return 0, errors.New("sqlitefile: the cursor reads text columns: use ReadText with room for them")
 	}
-	max := min(len(vals), len(nulls)) / nc
+	max := min(room, len(nulls)) / nc
 	if max == 0 {
 		return 0, errors.New("sqlitefile: Read needs room for a row")
 	}
@@ -477,7 +494,13 @@ func (c *Cursor) ReadText(vals []int64, nulls []uint8, texts []string) (int, err
 		if c.hasText {
 			tx = texts[n*nc : n*nc+nc]
 		}
-		if err := c.decode(vals[n*nc:n*nc+nc], nulls[n*nc:n*nc+nc], tx); err != nil {
+		var err error
+		if rows != nil {
+			err = c.decode(nil, rows[n*nc:n*nc+nc], nulls[n*nc:n*nc+nc], tx)
+		} else {
+			err = c.decode(vals[n*nc:n*nc+nc], nil, nulls[n*nc:n*nc+nc], tx)
+		}
+		if err != nil {
 			return n, fmt.Errorf("page %d cell %d: %w", c.pageNo, c.cell, err)
 		}
 		c.cell++
@@ -554,8 +577,9 @@ func (c *Cursor) load(p uint32) error {
 	return nil
 }
 
-// decode reads the current cell's row into vals and nulls.
-func (c *Cursor) decode(vals []int64, nulls []uint8, texts []string) error {
+// decode reads the current cell's row into vals (or rows, when vals is
+// nil) and nulls.
+func (c *Cursor) decode(vals []int64, rows []sql.NullInt64, nulls []uint8, texts []string) error {
 	pg := c.page
 	at := int(binary.BigEndian.Uint16(pg[c.ptrs+2*c.cell:]))
 	if at < c.ptrs+2*c.nCells || at >= len(pg) {
@@ -651,11 +675,21 @@ func (c *Cursor) decode(vals []int64, nulls []uint8, texts []string) error {
 	if off != len(body) {
 		return fmt.Errorf("%w: record columns take %d bytes of a %d-byte body", ErrCorrupt, off, len(body))
 	}
-	vals, nulls = vals[:len(c.cols)], nulls[:len(c.cols)]
+	nulls = nulls[:len(c.cols)]
+	if rows != nil {
+		rows = rows[:len(c.cols)]
+	} else {
+		vals = vals[:len(c.cols)]
+	}
 	for j := range c.cols {
 		col := &c.cols[j]
 		if col.Text {
-			vals[j], nulls[j] = 0, 0
+			if rows != nil {
+				rows[j] = sql.NullInt64{}
+			} else {
+				vals[j] = 0
+			}
+			nulls[j] = 0
 			c.text(j, *col, types, offs, body, rowid, nulls, texts)
 			continue
 		}
@@ -678,6 +712,7 @@ func (c *Cursor) decode(vals []int64, nulls []uint8, texts []string) error {
 				}
 			case t >= 12 && col.IntOnly:
 				null = NotInt
+				c.notInts++
 			default:
 				o := offs[col.Index]
 				var isNull bool
@@ -686,7 +721,12 @@ func (c *Cursor) decode(vals []int64, nulls []uint8, texts []string) error {
 				}
 			}
 		}
-		vals[j], nulls[j] = v, null
+		if rows != nil {
+			rows[j] = sql.NullInt64{Int64: v, Valid: null == IsValue}
+		} else {
+			vals[j] = v
+		}
+		nulls[j] = null
 	}
 	return nil
 }
