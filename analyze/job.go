@@ -780,21 +780,15 @@ func (jr *JobResult) buildSteps(ranks []*rankIn) {
 	// steps), a stable sort otherwise. Maps of the indexes to lists cost
 	// an allocation per step and rank (130k steps in a 12M-row trace).
 	type ref struct{ idx, ri, k int }
-	total := 0
+	var refs []ref
 	lo, hi := math.MaxInt, math.MinInt
-	for _, r := range ranks {
-		total += len(r.res.Steps.Rows)
-		for _, s := range r.res.Steps.Rows {
-			lo, hi = min(lo, s.Index), max(hi, s.Index)
-		}
-	}
-	refs := make([]ref, 0, total)
 	for ri, r := range ranks {
 		for k, s := range r.res.Steps.Rows {
 			refs = append(refs, ref{s.Index, ri, k})
+			lo, hi = min(lo, s.Index), max(hi, s.Index)
 		}
 	}
-	if total > 0 && hi-lo < 2*total+1024 {
+	if total := len(refs); total > 0 && hi-lo < 2*total+1024 {
 		at := make([]int, hi-lo+2)
 		for _, x := range refs {
 			at[x.idx-lo+1]++

@@ -169,7 +169,8 @@ type ordList struct {
 const noProc = 255
 
 // markProcs returns c's records' marks for pids (sorted), nil when there
-// are too many processes to mark in a byte.
+// are too many processes to mark in a byte (split then marks each
+// process's records alone).
 func (c *collector) markProcs(pids []int64) *procOrds {
 	if len(pids) >= noProc {
 		return nil
@@ -211,24 +212,6 @@ func take[T any](s []T, l *ordList, k int) []T {
 	out := make([]T, 0, l.count[k])
 	for i, o := range l.ord[:len(s)] {
 		if int(o) == k {
-			out = append(out, s[i])
-		}
-	}
-	return out
-}
-
-// filterByPid returns the elements of s whose pid is p, in order, in a list
-// of their exact size.
-func filterByPid[T any](s []T, p int64, pid func(*T) int64) []T {
-	n := 0
-	for i := range s {
-		if pid(&s[i]) == p {
-			n++
-		}
-	}
-	out := make([]T, 0, n)
-	for i := range s {
-		if pid(&s[i]) == p {
 			out = append(out, s[i])
 		}
 	}
@@ -281,25 +264,20 @@ func (c *collector) process(p int64) *collector {
 		}
 	}
 	c.splitMu.Unlock()
-	if o := c.ords; o != nil {
-		k, ok := slices.BinarySearch(o.pids, p)
-		if !ok {
-			panic("analyze: split of a process that was not marked")
-		}
-		pc.calls = take(c.calls, &o.calls, k)
-		pc.migrations = take(c.migrations, &o.migrations, k)
-		pc.gfaults = take(c.gfaults, &o.gfaults, k)
-		pc.cfaults = take(c.cfaults, &o.cfaults, k)
-		pc.ranges = take(c.ranges, &o.ranges, k)
-		pc.allocs = take(c.allocs, &o.allocs, k)
-	} else {
-		pc.calls = filterByPid(c.calls, p, func(x *call) int64 { return x.pid })
-		pc.migrations = filterByPid(c.migrations, p, func(x *migration) int64 { return int64(x.pid) })
-		pc.gfaults = filterByPid(c.gfaults, p, func(x *gfault) int64 { return x.pid })
-		pc.cfaults = filterByPid(c.cfaults, p, func(x *cfault) int64 { return x.pid })
-		pc.ranges = filterByPid(c.ranges, p, c.rangePid)
-		pc.allocs = filterByPid(c.allocs, p, func(x *alloc) int64 { return x.pid })
+	// The file's marks; a file of too many processes for them (255 or
+	// more) has this process's alone made here.
+	o, k, ok := c.ords, 0, true
+	if o == nil {
+		o = c.markProcs([]int64{p})
+	} else if k, ok = slices.BinarySearch(o.pids, p); !ok {
+		panic("analyze: split of a process that was not marked")
 	}
+	pc.calls = take(c.calls, &o.calls, k)
+	pc.migrations = take(c.migrations, &o.migrations, k)
+	pc.gfaults = take(c.gfaults, &o.gfaults, k)
+	pc.cfaults = take(c.cfaults, &o.cfaults, k)
+	pc.ranges = take(c.ranges, &o.ranges, k)
+	pc.allocs = take(c.allocs, &o.allocs, k)
 	pc.rangePids, pc.rangeKeys, pc.longEnds = c.rangePids, c.rangeKeys, c.longEnds
 	pc.multi = c.multi.procs[p]
 	if pc.multi == nil {

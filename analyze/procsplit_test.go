@@ -35,6 +35,12 @@ func TestMarkProcs(t *testing.T) {
 	if n := o.calls.count[0] + o.calls.count[1] + o.calls.count[2]; n != len(c.calls)-2 {
 		t.Errorf("%d calls marked to a process, want %d (pid 99 is none)", n, len(c.calls)-2)
 	}
+	// A file of too many processes for the marks has each process's
+	// made alone at its split.
+	one := c.markProcs([]int64{20})
+	if got, want := take(c.calls, &one.calls, 0), filterByPid(c.calls, 20, func(x *call) int64 { return x.pid }); !slices.Equal(got, want) {
+		t.Errorf("one process's marks: calls %v, want %v", got, want)
+	}
 	many := make([]int64, 255)
 	for i := range many {
 		many[i] = int64(i)
@@ -73,4 +79,22 @@ func TestRecentPids(t *testing.T) {
 			t.Errorf("slot(%v) = %d", k, s)
 		}
 	}
+}
+
+// filterByPid is the reference for take: the elements of s whose pid is
+// p, in order.
+func filterByPid[T any](s []T, p int64, pid func(*T) int64) []T {
+	n := 0
+	for i := range s {
+		if pid(&s[i]) == p {
+			n++
+		}
+	}
+	out := make([]T, 0, n)
+	for i := range s {
+		if pid(&s[i]) == p {
+			out = append(out, s[i])
+		}
+	}
+	return out
 }

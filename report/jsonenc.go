@@ -108,13 +108,7 @@ func (e *encoder) listBlocks(v reflect.Value, n, depth int) {
 			for j := range jobs {
 				w.b, e2.err = j.buf[:0], nil
 				e2.w.Reset(w)
-				for i := j.k * blockElems; i < min(n, (j.k+1)*blockElems); i++ {
-					if i > 0 {
-						e2.raw(",")
-					}
-					e2.newline(depth + 1)
-					e2.value(v.Index(i), depth+1)
-				}
+				e2.elems(v, j.k*blockElems, min(n, (j.k+1)*blockElems), depth)
 				if e2.err == nil {
 					e2.err = e2.w.Flush()
 				}
@@ -132,6 +126,17 @@ func (e *encoder) listBlocks(v reflect.Value, n, depth int) {
 		}
 		_, e.err = e.w.Write(h.b)
 		free <- h.b
+	}
+}
+
+// elems writes elements [from, to) of list v, each after its separator.
+func (e *encoder) elems(v reflect.Value, from, to, depth int) {
+	for i := from; i < to; i++ {
+		if i > 0 {
+			e.raw(",")
+		}
+		e.newline(depth + 1)
+		e.value(v.Index(i), depth+1)
 	}
 }
 
@@ -318,13 +323,7 @@ func (e *encoder) value(v reflect.Value, depth int) {
 		if n := v.Len(); n >= parallelElems {
 			e.listBlocks(v, n, depth)
 		} else {
-			for i := 0; i < n; i++ {
-				if i > 0 {
-					e.raw(",")
-				}
-				e.newline(depth + 1)
-				e.value(v.Index(i), depth+1)
-			}
+			e.elems(v, 0, n, depth)
 		}
 		e.newline(depth)
 		e.raw("]")

@@ -874,19 +874,8 @@ func value(t uint64, b []byte) (int64, bool) {
 	switch t {
 	case 0:
 		return 0, true
-	case 1:
-		return int64(int8(b[0])), false
-	case 2:
-		return int64(int16(binary.BigEndian.Uint16(b))), false
-	case 3:
-		return int64(int32(uint32(b[0])<<24|uint32(b[1])<<16|uint32(b[2])<<8)) >> 8, false
-	case 4:
-		return int64(int32(binary.BigEndian.Uint32(b))), false
-	case 5:
-		v := uint64(b[0])<<40 | uint64(b[1])<<32 | uint64(b[2])<<24 | uint64(b[3])<<16 | uint64(b[4])<<8 | uint64(b[5])
-		return int64(v<<16) >> 16, false
-	case 6:
-		return int64(binary.BigEndian.Uint64(b)), false
+	case 1, 2, 3, 4, 5, 6:
+		return intValue(t, b), false
 	case 7:
 		r := math.Float64frombits(binary.BigEndian.Uint64(b))
 		if r != r {
