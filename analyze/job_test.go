@@ -14,8 +14,8 @@ import (
 	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/ingest"
 	"github.com/umtrace/umtrace/ingest/nsys"
-	"github.com/umtrace/umtrace/ingest/nsys/synth"
 	"github.com/umtrace/umtrace/ingest/testshared"
+	"github.com/umtrace/umtrace/synth"
 )
 
 func runJob(t *testing.T, paths []string) *analyze.JobResult {

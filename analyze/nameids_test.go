@@ -10,8 +10,8 @@ import (
 	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/ingest"
 	"github.com/umtrace/umtrace/ingest/nsys"
-	"github.com/umtrace/umtrace/ingest/nsys/synth"
 	"github.com/umtrace/umtrace/ingest/testshared"
+	"github.com/umtrace/umtrace/synth"
 )
 
 // withoutNameIDs is a reader that gives kernel names only as strings.

@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/umtrace/umtrace/ingest/nsys/redact"
+	"github.com/umtrace/umtrace/redact"
 )
 
 func init() {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/umtrace/umtrace/ingest/nsys/synth"
+	"github.com/umtrace/umtrace/synth"
 )
 
 func init() {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/umtrace/umtrace/ingest/nsys/synth"
+	"github.com/umtrace/umtrace/synth"
 )
 
 func runSynth(t *testing.T, args ...string) (int, string, string) {

@@ -15,8 +15,8 @@ import (
 
 	"github.com/umtrace/umtrace/ingest"
 	"github.com/umtrace/umtrace/ingest/nsys/internal/sqlitefile"
-	"github.com/umtrace/umtrace/ingest/nsys/synth"
 	"github.com/umtrace/umtrace/ingest/testshared"
+	"github.com/umtrace/umtrace/synth"
 )
 
 // sharedDir returns ../shared/SUB relative to the repository root, skipping

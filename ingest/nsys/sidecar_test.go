@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/umtrace/umtrace/ingest"
-	"github.com/umtrace/umtrace/ingest/nsys/redact"
+	"github.com/umtrace/umtrace/redact"
 )
 
 // fileState is a file's bytes and modification time.

@@ -8,7 +8,7 @@ import (
 	"github.com/umtrace/umtrace/analyze/analyzetest"
 
 	"github.com/umtrace/umtrace/analyze"
-	"github.com/umtrace/umtrace/ingest/nsys/synth"
+	"github.com/umtrace/umtrace/synth"
 )
 
 // accuracyCases are small generated traces that differ in seed, size,

@@ -9,7 +9,7 @@ import (
 
 	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/ingest/nsys"
-	"github.com/umtrace/umtrace/ingest/nsys/synth"
+	"github.com/umtrace/umtrace/synth"
 )
 
 // TestJobAttributionAccuracy scores straggler attribution over generated
