@@ -64,6 +64,41 @@ func diffChange(r compare.Row) string {
 	return change
 }
 
+// FormatP prints a p-value with 3 significant digits, and "p<0.001"
+// below that: a p of 1e-300 says no more than one of 1e-4, and "p=0"
+// claims a certainty no test gives.
+func FormatP(p float64) string {
+	if p < 0.001 {
+		return "p<0.001"
+	}
+	return "p=" + strconv.FormatFloat(p, 'g', 3, 64)
+}
+
+// diffSignificance is a row's significance cell: the test, its p-value
+// and effect size or interval, and the samples; or why it was not tested.
+func diffSignificance(r compare.Row) string {
+	switch {
+	case r.P != nil && r.Test == "mann_whitney_u":
+		return fmt.Sprintf("%s (MWU, δ=%+.2f, n=%d/%d)", FormatP(*r.P), *r.EffectSize, r.NBefore, r.NAfter)
+	case r.P != nil && r.Test == "harrell_davis":
+		return fmt.Sprintf("%s (HD, 95%% CI %s…%s, n=%d/%d)", FormatP(*r.P), diffSigned(r.Unit, r.CILow), diffSigned(r.Unit, r.CIHigh), r.NBefore, r.NAfter)
+	case r.MinN > 0:
+		return fmt.Sprintf("— (n=%d/%d: too few samples, needs %d a side)", r.NBefore, r.NAfter, r.MinN)
+	case r.NBefore > 0 || r.NAfter > 0:
+		return fmt.Sprintf("— (n=%d/%d, too few to test)", r.NBefore, r.NAfter)
+	}
+	return "— (single total)"
+}
+
+// diffSigned is a change in its unit with its sign.
+func diffSigned(unit string, v *float64) string {
+	s := diffValue(unit, v)
+	if v != nil && *v > 0 {
+		s = "+" + s
+	}
+	return s
+}
+
 // DiffDoc is the comparison report. before and after, when not nil, are
 // the two analyses: their latency and step-time distributions are
 // charted.
@@ -73,12 +108,7 @@ func DiffDoc(d *compare.Diff, before, after *analyze.Result) *Doc {
 	doc.p(B(d.Overall), T(" ("+d.Reason+")."))
 	var rows [][]Inline
 	for _, r := range d.Rows {
-		sig := "— (single total)"
-		if r.Test == "mann_whitney_u" && r.P != nil {
-			sig = fmt.Sprintf("p=%s (MWU, n=%d/%d)", strconv.FormatFloat(*r.P, 'g', 3, 64), r.NBefore, r.NAfter)
-		} else if r.NBefore > 0 || r.NAfter > 0 {
-			sig = fmt.Sprintf("— (n=%d/%d, too few to test)", r.NBefore, r.NAfter)
-		}
+		sig := diffSignificance(r)
 		verdict := T(r.Verdict)
 		if r.Verdict == "improved" || r.Verdict == "regressed" {
 			verdict = B(r.Verdict)

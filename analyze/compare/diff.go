@@ -24,9 +24,11 @@ const Alpha = 0.05
 const MinRelChange = 0.10
 
 // Method describes the significance test, printed in every report.
-const Method = "two-sided Mann-Whitney U test (normal approximation with tie and continuity correction), alpha 0.05, " +
-	"on per-step durations and per-step blocked shares (when both traces have NVTX steps) and on per-call durations of host-blocking APIs; " +
-	"single-valued totals (storm time, faults, migrated bytes) have no samples and count as changed when they move by more than 10%"
+const Method = "alpha 0.05, on per-step durations and per-step blocked shares (when both traces have NVTX steps) and on per-call durations of host-blocking APIs. " +
+	"P50 rows: two-sided Mann-Whitney U test (normal approximation with tie and continuity correction), effect size Cliff's delta, at least 5 samples a side. " +
+	"P95/P99 rows: Harrell-Davis quantile estimates with Maritz-Jarrett standard errors, two-sided z test and 95% interval of the change, " +
+	"at least 40 samples a side for P95 and 200 for P99 (two samples above the percentile); fewer samples are \"too few to test\". " +
+	"Single-valued totals (storm time, faults, migrated bytes) have no samples and count as changed when they move by more than 10%"
 
 // Side is one trace of the comparison.
 type Side struct {
@@ -42,12 +44,16 @@ type Row struct {
 	After       *float64 `json:"after"`
 	Change      *float64 `json:"change"`     // after - before
 	RelChange   *float64 `json:"rel_change"` // change / before; null when before is 0 or missing
-	Test        string   `json:"test"`       // "mann_whitney_u" or "none"
+	Test        string   `json:"test"`       // "mann_whitney_u" (P50 rows), "harrell_davis" (P95/P99 rows) or "none"
 	NBefore     int      `json:"n_before,omitempty"`
 	NAfter      int      `json:"n_after,omitempty"`
+	MinN        int      `json:"min_n,omitempty"` // the fewest samples a side the row's test needs
 	P           *float64 `json:"p_value"`
+	EffectSize  *float64 `json:"effect_size"` // Cliff's delta of after against before (mann_whitney_u rows), -1..1
+	CILow       *float64 `json:"ci_low"`      // 95% interval of after - before (harrell_davis rows)
+	CIHigh      *float64 `json:"ci_high"`
 	Significant bool     `json:"significant"`
-	Verdict     string   `json:"verdict"` // improved, regressed, unchanged, inconclusive (significant, but this percentile moved against the medians), untested (too few samples), n/a
+	Verdict     string   `json:"verdict"` // improved, regressed, unchanged, untested (fewer samples than min_n), n/a (a side has none)
 }
 
 // Diff is the comparison of two traces.
@@ -156,51 +162,67 @@ func scalar(metric, unit string, before, after float64) Row {
 	return r
 }
 
-// sampled builds a row for a statistic of two samples, tested with
-// Mann-Whitney U.
-func sampled(metric, unit string, a, b []float64, stat func([]float64) float64) Row {
-	r := Row{Metric: metric, Unit: unit, Test: "mann_whitney_u", NBefore: len(a), NAfter: len(b), Verdict: "n/a"}
+// sampled builds a row for the q-quantile of two sorted samples: the
+// values are type-7 percentiles (analyze.Dist's definition); the median is
+// tested with Mann-Whitney U, a tail percentile with Harrell-Davis
+// estimates. A side with fewer samples than the test needs is "untested".
+func sampled(metric, unit string, a, b []float64, q float64) Row {
+	r := Row{Metric: metric, Unit: unit, NBefore: len(a), NAfter: len(b), Verdict: "n/a"}
 	if len(a) > 0 {
-		r.Before = f64(round(stat(a)))
+		r.Before = f64(round(quantile(a, q)))
 	}
 	if len(b) > 0 {
-		r.After = f64(round(stat(b)))
+		r.After = f64(round(quantile(b, q)))
 	}
-	if r.Before != nil && r.After != nil {
-		r.Change = f64(round(*r.After - *r.Before))
-		if *r.Before != 0 {
-			r.RelChange = f64(round(*r.Change / *r.Before))
-		}
-	}
-	p, ok := MannWhitney(a, b)
-	if !ok {
+	if r.Before == nil || r.After == nil {
 		r.Test = "none"
-		if r.Before != nil && r.After != nil {
-			r.Verdict = "unchanged"
-			if *r.After != *r.Before {
-				r.Verdict = "untested"
-			}
+		return r
+	}
+	r.Change = f64(round(*r.After - *r.Before))
+	if *r.Before != 0 {
+		r.RelChange = f64(round(*r.Change / *r.Before))
+	}
+	untested := func() Row {
+		r.Test = "none"
+		r.Verdict = "unchanged"
+		if *r.After != *r.Before {
+			r.Verdict = "untested"
 		}
 		return r
+	}
+	var p, own float64
+	if q == 0.5 {
+		r.Test, r.MinN = "mann_whitney_u", MinRankSamples
+		if len(a) < MinRankSamples || len(b) < MinRankSamples {
+			return untested()
+		}
+		var ok bool
+		if p, ok = MannWhitney(a, b); !ok {
+			return untested()
+		}
+		r.EffectSize = f64(round(CliffsDelta(a, b)))
+		own = *r.Change
+		if own == 0 { // the medians tie: the test's direction is the shift of the whole sample
+			own = *r.EffectSize
+		}
+	} else {
+		r.Test, r.MinN = "harrell_davis", MinQuantileSamples(q)
+		change, lo, hi, pq, ok := QuantileTest(a, b, q)
+		if !ok {
+			return untested()
+		}
+		p, own = pq, change
+		r.CILow, r.CIHigh = f64(round(lo)), f64(round(hi))
 	}
 	r.P = f64(roundP(p))
 	r.Significant = p < Alpha
 	r.Verdict = "unchanged"
-	if r.Significant && r.Change != nil {
-		// The test compares whole distributions; the direction is the
-		// shift of the medians (of this row's statistic when the medians tie).
-		// The test compares whole distributions, located by their
-		// medians; a percentile that moved against the medians is
-		// "inconclusive".
-		shift := quantile(b, 0.5) - quantile(a, 0.5)
-		own := *r.Change
+	if r.Significant {
 		switch {
-		case own < 0 && shift <= 0:
+		case own < 0:
 			r.Verdict = "improved"
-		case own > 0 && shift >= 0:
+		case own > 0:
 			r.Verdict = "regressed"
-		case own != 0:
-			r.Verdict = "inconclusive"
 		}
 	}
 	return r
@@ -209,10 +231,11 @@ func sampled(metric, unit string, a, b []float64, stat func([]float64) float64) 
 // round keeps 4 decimals (stable JSON).
 func round(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 
-// roundP keeps 4 significant digits.
+// roundP keeps 4 significant digits; a p-value too small for a float64
+// is kept as the smallest positive one, never 0.
 func roundP(p float64) float64 {
-	if p == 0 {
-		return 0
+	if p <= 0 {
+		return math.SmallestNonzeroFloat64
 	}
 	v, _ := strconv.ParseFloat(strconv.FormatFloat(p, 'g', 4, 64), 64)
 	return v
@@ -222,9 +245,7 @@ func roundP(p float64) float64 {
 func Compare(before, after Side) *Diff {
 	b, a := before.Result, after.Result
 	d := &Diff{Before: b.Trace.File, After: a.Trace.File, Method: Method}
-	p50 := func(s []float64) float64 { return quantile(s, 0.5) }
-	p95 := func(s []float64) float64 { return quantile(s, 0.95) }
-	p99 := func(s []float64) float64 { return quantile(s, 0.99) }
+	const p50, p95, p99 = 0.5, 0.95, 0.99
 
 	stepDur := func(r *analyze.Result) (dur, blocked []float64) {
 		for _, s := range r.Steps.Rows {

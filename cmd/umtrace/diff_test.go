@@ -48,6 +48,24 @@ func TestDiffSharedPairsImprove(t *testing.T) {
 		if r := rows[key]; !r.Significant || r.Verdict != "improved" || r.P == nil || *r.P >= 0.01 {
 			t.Errorf("%v: %s = %+v", pair, key, r)
 		}
+		if pair[0] == "torch_mlp_managed" {
+			// cudaFree P95 fell 3.6 ms -> 41 us but the device trace has
+			// 2 calls: too few to test, not "unchanged" (issue 27).
+			if r := rows["cudaFree P95"]; r.Verdict != "untested" || r.NBefore != 418 || r.NAfter != 2 || r.MinN != 40 || r.P != nil {
+				t.Errorf("cudaFree P95 = %+v", r)
+			}
+			if !strings.Contains(md, "n=418/2: too few samples, needs 40 a side") || strings.Contains(md, "p=0 ") {
+				t.Errorf("markdown should say why cudaFree P95 is untested and never p=0:\n%s", md)
+			}
+			// The median row carries its effect size: every step after is
+			// shorter than almost every step before.
+			if r := rows["step time P50"]; r.EffectSize == nil || *r.EffectSize > -0.8 {
+				t.Errorf("step time P50 effect size: %+v", r)
+			}
+			if !strings.Contains(md, "p&lt;0.001 (MWU, δ=") {
+				t.Errorf("a tiny p-value prints as p<0.001 with its effect size:\n%s", md)
+			}
+		}
 		// Reversed, the pair reads as a regression.
 		if code, js, _ := archRun("diff", after, before, "--format", "json"); code == exitOK {
 			json.Unmarshal([]byte(js), &d)
