@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -492,15 +491,13 @@ func digitsToN(s string) string {
 	return string(b)
 }
 
-var stepWords = regexp.MustCompile(`(?i)step|iter|batch|epoch`)
-
 // findSteps picks the NVTX range that marks training steps.
 func (a *analysis) findSteps() {
 	st := &a.res.Steps
 	rs := a.c.ranges
 	rkeys, longEnds := a.c.rangeKeys, a.c.longEnds
 	if len(rs) == 0 {
-		st.Source = "no NVTX ranges in the trace"
+		st.Source = "no NVTX ranges in the trace; " + noStepsAdvice
 		if a.opts.StepRange != "" {
 			a.stepErr = &StepRangeError{Range: a.opts.StepRange}
 		}
@@ -578,15 +575,13 @@ func (a *analysis) findSteps() {
 	for g, key := range keys {
 		groups[key] = lists[g]
 	}
-	type cand struct {
-		key   string
-		rs    []int32
-		total int64
-		word  bool
-	}
-	var cands []cand
+	var cands []stepCand
 	for key, g := range groups {
 		if len(g) < 2 || (a.opts.StepRange == "" && len(g) < 3) {
+			continue
+		}
+		kind := classifyStepKey(key)
+		if kind == stepOp && a.opts.StepRange == "" {
 			continue
 		}
 		sortByKey(g, func(i *int32) uint64 { return timeKey(rs[*i].start) }, func(x, y int32) int {
@@ -606,25 +601,23 @@ func (a *analysis) findSteps() {
 		if !ok && a.opts.StepRange == "" {
 			continue
 		}
-		cands = append(cands, cand{key, g, total, stepWords.MatchString(key)})
+		c := stepCand{key: key, rs: g, total: total, kind: kind, tiling: a.tiling(g)}
+		if a.opts.StepRange == "" && kind < stepWord && c.tiling < minTiling {
+			continue // a range not named like an iteration that does not tile its process's time
+		}
+		cands = append(cands, c)
 	}
 	if len(cands) == 0 {
 		if a.opts.StepRange != "" {
 			st.Source = fmt.Sprintf("--step-range %q matched fewer than 2 NVTX ranges", a.opts.StepRange)
 			a.stepErr = &StepRangeError{Range: a.opts.StepRange, Matched: len(groups[a.opts.StepRange]), Names: a.c.rangeNames(rs)}
 		} else {
-			st.Source = "no NVTX range repeats without overlapping"
+			st.Source = "no NVTX range marks iterations (op and API ranges such as aten::... or ncclAllReduce are not steps); " + noStepsAdvice
 		}
 		return
 	}
-	slices.SortFunc(cands, func(x, y cand) int {
-		if x.word != y.word {
-			if x.word {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Or(cmp.Compare(y.total, x.total), cmp.Compare(x.key, y.key))
+	slices.SortFunc(cands, func(x, y stepCand) int {
+		return cmp.Or(cmp.Compare(y.kind, x.kind), cmp.Compare(y.total, x.total), cmp.Compare(x.key, y.key))
 	})
 	best := cands[0]
 	a.steps = make([]nvtxRange, len(best.rs))
@@ -633,9 +626,75 @@ func (a *analysis) findSteps() {
 	}
 	st.Range = best.key
 	st.Source = "detected"
+	st.Confidence, st.Evidence = best.confidence()
 	if a.opts.StepRange != "" {
 		st.Source = "--step-range"
+		st.Confidence = "given"
 	}
+}
+
+// stepCand is an NVTX range key that could mark steps: its ranges (indexes
+// into the collector's ranges, by start), their summed duration, what its
+// name says and how much of its processes' windows its ranges cover.
+type stepCand struct {
+	key    string
+	rs     []int32
+	total  int64
+	kind   stepKind
+	tiling float64
+}
+
+// confidence says how sure the choice of c is, and why.
+func (c stepCand) confidence() (string, string) {
+	tiles := c.tiling >= minTiling
+	var conf, named string
+	switch c.kind {
+	case stepNumbered:
+		named, conf = "named and numbered like an iteration", "medium"
+		if tiles {
+			conf = "high"
+		}
+	case stepWord:
+		named, conf = "named like an iteration", "low"
+		if tiles {
+			conf = "medium"
+		}
+	case stepEpoch:
+		named, conf = "named like an epoch (the trace has no range named like a step)", "low"
+	default:
+		named, conf = "not named like an iteration, but repeating and tiling its process's time", "low"
+	}
+	return conf, fmt.Sprintf("NVTX range %q: %s; %d ranges covering %.0f%% of their process's time from the first to the last", c.key, named, len(c.rs), 100*c.tiling)
+}
+
+// tiling is the share of the windows (first start to last end, per
+// process) that ranges g (sorted by start, not overlapping within a
+// process) cover.
+func (a *analysis) tiling(g []int32) float64 {
+	rs, rkeys, longEnds := a.c.ranges, a.c.rangeKeys, a.c.longEnds
+	type win struct{ first, last, covered int64 }
+	wins := map[int32]*win{}
+	for _, j := range g {
+		r := &rs[j]
+		p := rkeys[r.key].proc
+		w := wins[p]
+		if w == nil {
+			w = &win{first: r.start}
+			wins[p] = w
+		}
+		end := rangeEnd(r, longEnds)
+		w.last = max(w.last, end)
+		w.covered += end - r.start
+	}
+	var covered, window int64
+	for _, w := range wins {
+		covered += w.covered
+		window += w.last - w.first
+	}
+	if window <= 0 {
+		return 0
+	}
+	return min(1, float64(covered)/float64(window))
 }
 
 // buildUnion merges fault-driven UM activity into disjoint intervals per process.

@@ -206,10 +206,13 @@ type AddrRange struct {
 
 // Steps describes the training steps found in NVTX ranges.
 type Steps struct {
-	Range         string  `json:"range"`  // "" when no steps
-	Source        string  `json:"source"` // "detected", "--step-range", or the reason there are none
-	Count         int     `json:"count"`
-	Duration      Dist    `json:"duration"`
+	Range         string  `json:"range"`      // "" when no steps
+	Source        string  `json:"source"`     // "detected", "--step-range", or the reason there are none and what to record
+	Confidence    string  `json:"confidence"` // "high", "medium", "low", "given" (--step-range); "" without steps
+	Evidence      string  `json:"evidence"`   // how the steps were found: the range, what its name says, how much time its ranges tile
+	Count         int     `json:"count"`      // every step, the warm-up included
+	WarmupSteps   int     `json:"warmup_steps"`
+	Duration      Dist    `json:"duration"`      // of the steps after the warm-up; percentiles by nearest rank (a step that happened)
 	BlockedShare  float64 `json:"blocked_share"` // total blocked / total step time
 	FaultsPerStep float64 `json:"faults_per_step"`
 	MaxFaults     int64   `json:"max_faults"`
@@ -228,6 +231,7 @@ type Step struct {
 	CPUFaults     int64   `json:"cpu_faults"`
 	MigratedBytes int64   `json:"migrated_bytes"`
 	Episode       int     `json:"episode"` // index+1 of the storm episode it lies in, 0 for none
+	Warmup        bool    `json:"warmup"`  // the first step, far slower than the rest: kept out of Steps.Duration, charts' scales and diff
 }
 
 // Mitigation is advice tied to evidence found in the trace.

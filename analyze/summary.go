@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -349,11 +350,54 @@ func (a *analysis) stepRows() {
 		st.MaxFaults = max(st.MaxFaults, f)
 		st.Rows = append(st.Rows, row)
 	}
-	st.Duration = summarize(durs)
+	steady := st.Rows
+	if isWarmup(durs) {
+		st.Rows[0].Warmup, st.WarmupSteps = true, 1
+		w := st.Rows[0]
+		totalDur, totalBlocked, totalFaults = totalDur-w.DurationNs, totalBlocked-w.BlockedNs, totalFaults-w.GPUFaults-w.CPUFaults
+		steady, durs = st.Rows[1:], durs[1:]
+	}
+	st.Duration = summarizeNearest(durs)
 	if totalDur > 0 {
 		st.BlockedShare = round3(float64(totalBlocked) / float64(totalDur))
 	}
-	st.FaultsPerStep = round3(float64(totalFaults) / float64(len(a.steps)))
+	st.FaultsPerStep = round3(float64(totalFaults) / float64(len(steady)))
+}
+
+// WarmupFactor is how much slower than the median of the others the
+// first step must be to be the warm-up (lazy initialization, allocator
+// growth, autotuning, the first migration of every page).
+const WarmupFactor = 1.5
+
+// isWarmup reports whether the first of the step durations d is a warm-up:
+// with at least 3 steps, it took more than WarmupFactor times the median
+// of the others. It is then reported apart, like a process's start-up
+// call, and kept out of the step percentiles.
+func isWarmup(d []int64) bool {
+	if len(d) < 3 {
+		return false
+	}
+	rest := slices.Clone(d[1:])
+	slices.Sort(rest)
+	return float64(d[0]) > WarmupFactor*float64(rest[(len(rest)-1)/2])
+}
+
+// summarizeNearest is summarize with the percentiles taken by nearest
+// rank (the ceil(q*n)-th smallest value): with tens of steps an
+// interpolated P99 lies between the two slowest steps, a time no step
+// took.
+func summarizeNearest(d []int64) Dist {
+	ds := summarize(d)
+	if len(d) == 0 {
+		return ds
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	rank := func(q float64) float64 {
+		return float64(s[max(0, int(math.Ceil(q*float64(len(s))))-1)])
+	}
+	ds.Median, ds.P95, ds.P99 = rank(0.5), rank(0.95), rank(0.99)
+	return ds
 }
 
 // verdict decides storm / no_storm / insufficient_data and says why.

@@ -133,6 +133,9 @@ func stepHeadline(r *analyze.Result) Inline {
 	if r.Steps.Count == 0 {
 		return T("no steps (" + r.Steps.Source + ")")
 	}
+	if w := r.Steps.WarmupSteps; w > 0 {
+		return Cat(Tf("%s / %s ms over %d steady ", ms(r.Headline.StepP50Ns), ms(r.Headline.StepP99Ns), r.Steps.Count-w), C(r.Steps.Range), Tf(" ranges (+%d warm-up)", w))
+	}
 	return Cat(Tf("%s / %s ms over %d ", ms(r.Headline.StepP50Ns), ms(r.Headline.StepP99Ns), r.Steps.Count), C(r.Steps.Range), T(" ranges"))
 }
 
@@ -235,12 +238,18 @@ func steps(d *Doc, r *analyze.Result) {
 	s := r.Steps
 	d.h(2, T("Steps"))
 	if s.Count == 0 {
-		d.p(Tf("No steps: %s. Name a range with ", s.Source), C("--step-range NAME"), T("."))
+		d.p(Tf("No steps: %s.", s.Source))
 		return
 	}
 	d.p(Tf("%d steps from NVTX range ", s.Count), C(s.Range),
-		Tf(" (%s). Step time P50 %s ms, P95 %s ms, P99 %s ms; %s of step time host-blocked; %.1f page faults per step (max %d).",
-			s.Source, ms(s.Duration.Median), ms(s.Duration.P95), ms(s.Duration.P99), pct(s.BlockedShare), s.FaultsPerStep, s.MaxFaults))
+		Tf(" (%s, %s confidence: %s).", s.Source, s.Confidence, s.Evidence))
+	steady := s.Count - s.WarmupSteps
+	if s.WarmupSteps > 0 {
+		d.p(Tf("Step %d is the warm-up (%s ms, over %.1f× the median of the others): it is kept out of the figures below, the chart's scale and diff.",
+			s.Rows[0].Index, msI(s.Rows[0].DurationNs), analyze.WarmupFactor))
+	}
+	d.p(Tf("Over %d steady-state steps: step time P50 %s ms, P95 %s ms, P99 %s ms (nearest rank, n=%d); %s of step time host-blocked; %.1f page faults per step (max %d).",
+		steady, ms(s.Duration.Median), ms(s.Duration.P95), ms(s.Duration.P99), steady, pct(s.BlockedShare), s.FaultsPerStep, s.MaxFaults))
 	if c, ok := stepChart(r); ok {
 		d.add(c)
 	}

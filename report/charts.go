@@ -434,7 +434,7 @@ func stepChart(r *analyze.Result) (Chart, bool) {
 	group := max(1, (len(rows)+maxBars-1)/maxBars)
 	type bar struct {
 		compute, blocked, stall float64
-		storm                   bool
+		storm, warm             bool
 		first                   int
 	}
 	var bars []bar
@@ -450,11 +450,19 @@ func stepChart(r *analyze.Result) (Chart, bool) {
 			b.blocked += float64(st.BlockedNs) - stall
 			b.compute += float64(max(st.DurationNs-st.BlockedNs, 0))
 			b.storm = b.storm || st.Episode > 0
+			b.warm = b.warm || st.Warmup
 			n++
 		}
 		b.compute, b.blocked, b.stall = b.compute/float64(n), b.blocked/float64(n), b.stall/float64(n)
-		mx = max(mx, b.compute+b.blocked+b.stall)
+		if !b.warm { // the warm-up step does not set the scale: it would flatten the rest
+			mx = max(mx, b.compute+b.blocked+b.stall)
+		}
 		bars = append(bars, b)
+	}
+	if mx == 0 {
+		for _, b := range bars {
+			mx = max(mx, b.compute+b.blocked+b.stall)
+		}
 	}
 	const ph = 170.0
 	h := legendH + ph + axisH + 14
@@ -473,11 +481,16 @@ func stepChart(r *analyze.Result) (Chart, bool) {
 		x := marginL + float64(i)*bw
 		w := math.Max(bw-math.Min(1, bw*0.2), 0.5)
 		base := py + ph
+		tot, clip := b.compute+b.blocked+b.stall, 1.0
+		if tot > mx { // the warm-up, drawn to the top of the scale and labelled
+			clip = mx / tot
+			s.text(x+w/2, py-8, "middle", "#555", "warm-up "+f1(tot/1e6)+" ms", ` font-size="10"`)
+		}
 		for _, part := range []struct {
 			v   float64
 			col string
 		}{{b.compute, colCompute}, {b.blocked, colBlocked}, {b.stall, colGPU}} {
-			hh := ph * part.v / math.Max(mx, 1)
+			hh := ph * part.v * clip / math.Max(mx, 1)
 			s.rect(x, base-hh, w, hh, part.col, "")
 			base -= hh
 		}

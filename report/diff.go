@@ -139,6 +139,9 @@ func DiffDoc(d *compare.Diff, before, after *analyze.Result) *Doc {
 		steps := func(r *analyze.Result) histSeries {
 			m := map[int]int64{}
 			for _, s := range r.Steps.Rows {
+				if s.Warmup {
+					continue
+				}
 				m[analyzeBucket(s.DurationNs)]++
 			}
 			return seriesOf("", m)

@@ -249,6 +249,9 @@ func Compare(before, after Side) *Diff {
 
 	stepDur := func(r *analyze.Result) (dur, blocked []float64) {
 		for _, s := range r.Steps.Rows {
+			if s.Warmup { // like start-up, the warm-up step says nothing of the steady state
+				continue
+			}
 			dur = append(dur, float64(s.DurationNs))
 			blocked = append(blocked, s.BlockedShare)
 		}

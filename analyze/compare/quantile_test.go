@@ -50,7 +50,7 @@ func toF64Sorted(s []float64) []float64 {
 }
 
 func TestQuantileRows(t *testing.T) {
-	before := series(418, 1e6, 1e6, 3) // cudaFree-like: 1-2 ms, every 20th call 3-6 ms
+	before := series(418, 1e6, 1e6, 3)  // cudaFree-like: 1-2 ms, every 20th call 3-6 ms
 	after := series(300, 30e3, 20e3, 1) // 30-50 µs, no tail
 	r := sampled("cudaFree P95", "ns", before, after, 0.95)
 	if r.Test != "harrell_davis" || !r.Significant || r.Verdict != "improved" || *r.P >= 0.001 {

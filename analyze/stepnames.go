@@ -1,0 +1,77 @@
+package analyze
+
+import (
+	"regexp"
+	"strings"
+)
+
+// stepKind ranks what an NVTX range's name says about it as a step
+// marker. Names are compared by key: the name with each run of digits as
+// N ("train_step 17" -> "train_step N").
+type stepKind int8
+
+const (
+	// stepOp: a range a library or framework opens around one operation
+	// or API call, never an iteration: PyTorch's emit_nvtx op ranges
+	// ("aten::mm, seq = 12, op_id = 999730", "autograd::engine::..."),
+	// record_function ranges of optimizers and Lightning hooks, NCCL, MPI
+	// and CUDA API ranges.
+	stepOp stepKind = iota
+	// stepOther: a user range whose name says nothing of iterations
+	// ("forward", "saxpy"); a step only when its ranges tile the
+	// process's time.
+	stepOther
+	// stepEpoch: an epoch holds many steps; a step only if nothing
+	// better repeats.
+	stepEpoch
+	// stepWord: named like an iteration without a number ("train_step",
+	// "run_training_batch").
+	stepWord
+	// stepNumbered: named like an iteration and numbered ("train_step N",
+	// "iteration N", "ProfilerStep#N").
+	stepNumbered
+)
+
+var (
+	// opPrefixes open ranges around one operation or API call.
+	opPrefixes = []string{
+		"aten::", "autograd::", "torch::", "c10d::", "prim::", "profiler::", "cudnn", "cublas",
+		"nccl", "MPI_", "PMPI_", "Optimizer.", "[LightningModule]", "[Strategy]", "[Callback]",
+		"[LightningDataModule]", "[_", "## ",
+	}
+	opMarks      = regexp.MustCompile(`, (seq|op_id) = N|::|^cu[A-Z]|^cuda[A-Z]`)
+	numberedWord = regexp.MustCompile(`(?i)^ProfilerStep#N$|(^|[^a-z])(step|iter|iteration|batch)[\s_#:=-]*N($|[^a-z])`)
+	iterWord     = regexp.MustCompile(`(?i)step|iter|batch`)
+	epochWord    = regexp.MustCompile(`(?i)epoch`)
+)
+
+// classifyStepKey says what kind of step marker a range key is.
+func classifyStepKey(key string) stepKind {
+	for _, p := range opPrefixes {
+		if strings.HasPrefix(key, p) {
+			return stepOp
+		}
+	}
+	switch {
+	case opMarks.MatchString(key):
+		return stepOp
+	case numberedWord.MatchString(key):
+		return stepNumbered
+	case epochWord.MatchString(key):
+		return stepEpoch
+	case iterWord.MatchString(key):
+		return stepWord
+	}
+	return stepOther
+}
+
+// minTiling is the share of its process's window (first range start to
+// last range end) a candidate's ranges must cover to be taken as
+// iterations when their name does not say so, and to be sure of them when
+// it does.
+const minTiling = 0.5
+
+// noStepsAdvice is what to record when no range marks iterations.
+const noStepsAdvice = "record one NVTX range per iteration (nvtxRangePushA(\"step\") ... nvtxRangePop() in C/C++; " +
+	"torch.cuda.nvtx.range_push(\"train_step\") ... range_pop(), or torch.profiler with a schedule for ProfilerStep#N, in PyTorch) " +
+	"or pass --step-range NAME"
