@@ -12,6 +12,9 @@ import (
 	"sync"
 
 	"github.com/umtrace/umtrace/ingest"
+
+	"github.com/umtrace/umtrace/analyze/internal/chunks"
+	"github.com/umtrace/umtrace/analyze/internal/radix"
 )
 
 // Analyze reads src once and returns its analysis. It returns an error
@@ -281,16 +284,16 @@ func workCmp(x, y gpuWork) int {
 // Each list arrives in the export's storage order, which for one stream is
 // usually already completion order: sorted lists are merged in one pass,
 // anything else is sorted.
-func mergeWork(lists ...*chunks[gpuWork]) []gpuWork {
+func mergeWork(lists ...*chunks.List[gpuWork]) []gpuWork {
 	n := 0
 	sorted := true
 	for _, l := range lists {
-		n += l.len()
+		n += l.Len()
 		if l == nil || !sorted {
 			continue
 		}
 		var prev *gpuWork
-		for _, b := range l.blocks {
+		for _, b := range l.Blocks() {
 			for i := range b {
 				if prev != nil && workCmp(*prev, b[i]) > 0 {
 					sorted = false
@@ -309,25 +312,25 @@ func mergeWork(lists ...*chunks[gpuWork]) []gpuWork {
 	ws := make([]gpuWork, 0, n)
 	if !sorted {
 		for _, l := range lists {
-			ws = l.drainTo(ws)
+			ws = l.DrainTo(ws)
 		}
-		sortByKey(ws, func(w *gpuWork) uint64 { return timeKey(w.end) }, func(x, y gpuWork) int {
+		radix.SortByKey(ws, func(w *gpuWork) uint64 { return radix.TimeKey(w.end) }, func(x, y gpuWork) int {
 			return cmp.Or(cmp.Compare(y.dur, x.dur), cmp.Compare(x.name, y.name))
 		})
 		return ws
 	}
 	// A k-way merge (k ≤ 3) over the lists' blocks.
 	type cursor struct {
-		l    *chunks[gpuWork]
+		l    *chunks.List[gpuWork]
 		b, i int
 	}
 	var cs []cursor
 	for _, l := range lists {
-		if l.len() > 0 {
+		if l.Len() > 0 {
 			cs = append(cs, cursor{l: l})
 		}
 	}
-	at := func(c *cursor) gpuWork { return c.l.blocks[c.b][c.i] }
+	at := func(c *cursor) gpuWork { return c.l.Blocks()[c.b][c.i] }
 	for len(cs) > 0 {
 		best := 0
 		for j := 1; j < len(cs); j++ {
@@ -338,19 +341,18 @@ func mergeWork(lists ...*chunks[gpuWork]) []gpuWork {
 		c := &cs[best]
 		if len(cs) == 1 {
 			// One list left: copy the rest of it block by block.
-			ws = append(ws, c.l.blocks[c.b][c.i:]...)
-			c.l.blocks[c.b] = nil
-			c.l.blocks = c.l.blocks[c.b+1:]
-			ws = c.l.drainTo(ws)
+			ws = c.l.DrainFrom(ws, c.b, c.i)
 			break
 		}
 		ws = append(ws, at(c))
-		if c.i++; c.i == len(c.l.blocks[c.b]) {
-			c.l.blocks[c.b] = nil
+		if bs := c.l.Blocks(); c.i+1 == len(bs[c.b]) {
+			bs[c.b] = nil
 			c.b, c.i = c.b+1, 0
-			if c.b == len(c.l.blocks) {
+			if c.b == len(bs) {
 				cs = slices.Delete(cs, best, best+1)
 			}
+		} else {
+			c.i++
 		}
 	}
 	return ws
@@ -376,7 +378,7 @@ func (a *analysis) sortInputs() {
 		a.work[k] = ws
 	}
 	c.sortedWork = nil
-	for _, m := range []map[streamKey]*chunks[gpuWork]{c.kernels, c.copies, c.memsets} {
+	for _, m := range []map[streamKey]*chunks.List[gpuWork]{c.kernels, c.copies, c.memsets} {
 		for k := range m {
 			if _, done := a.work[k]; done {
 				continue
@@ -415,18 +417,18 @@ func (a *analysis) sortInputs() {
 func (c *collector) sortRecords() {
 	parallel(func() {
 		// By start time (radix), then the rest.
-		sortByKey(c.calls, func(x *call) uint64 { return timeKey(x.start) }, func(x, y call) int {
+		radix.SortByKey(c.calls, func(x *call) uint64 { return radix.TimeKey(x.start) }, func(x, y call) int {
 			return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(x.pid, y.pid), cmp.Compare(x.tid, y.tid),
 				cmp.Compare(x.corr, y.corr), cmp.Compare(x.api, y.api), cmp.Compare(x.scope, y.scope), cmpBool(x.explicit, y.explicit))
 		})
-		sortByKey(c.gfaults, func(x *gfault) uint64 { return timeKey(x.start) }, func(x, y gfault) int {
+		radix.SortByKey(c.gfaults, func(x *gfault) uint64 { return radix.TimeKey(x.start) }, func(x, y gfault) int {
 			return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(x.addr, y.addr), cmp.Compare(x.pid, y.pid), cmp.Compare(x.n, y.n), cmp.Compare(x.dev, y.dev))
 		})
-		sortByKey(c.cfaults, func(x *cfault) uint64 { return timeKey(x.t) }, func(x, y cfault) int {
+		radix.SortByKey(c.cfaults, func(x *cfault) uint64 { return radix.TimeKey(x.t) }, func(x, y cfault) int {
 			return cmp.Or(cmp.Compare(x.addr, y.addr), cmp.Compare(x.pid, y.pid), cmp.Compare(x.site, y.site))
 		})
 	}, func() {
-		sortByKey(c.migrations, func(x *migration) uint64 { return timeKey(x.start) }, func(x, y migration) int {
+		radix.SortByKey(c.migrations, func(x *migration) uint64 { return radix.TimeKey(x.start) }, func(x, y migration) int {
 			return cmp.Or(cmp.Compare(x.dur, y.dur), cmp.Compare(x.addr, y.addr), cmp.Compare(x.bytes, y.bytes), cmp.Compare(x.pid, y.pid),
 				cmp.Compare(x.kind, y.kind), cmp.Compare(x.cause, y.cause))
 		})
@@ -527,7 +529,7 @@ func (a *analysis) findSteps() {
 		}
 		return g
 	}
-	byID := make([]int32, a.c.nvtxNames.len())
+	byID := make([]int32, a.c.nvtxNames.Len())
 	for i := range byID {
 		byID[i] = -2 // not looked up yet
 	}
@@ -589,7 +591,7 @@ func (a *analysis) findSteps() {
 		if len(g) < 2 || (a.opts.StepRange == "" && len(g) < 3) {
 			continue
 		}
-		sortByKey(g, func(i *int32) uint64 { return timeKey(rs[*i].start) }, func(x, y int32) int {
+		radix.SortByKey(g, func(i *int32) uint64 { return radix.TimeKey(rs[*i].start) }, func(x, y int32) int {
 			return cmp.Compare(rangeEnd(&rs[x], longEnds), rangeEnd(&rs[y], longEnds))
 		})
 		ok := true
@@ -811,7 +813,7 @@ func (a *analysis) workName(w gpuWork) string {
 	switch {
 	case w.name == noWork:
 		return "[no GPU work pending]"
-	case w.name >= 0 && int(w.name) < a.c.kernelNames.len():
+	case w.name >= 0 && int(w.name) < a.c.kernelNames.Len():
 		return a.c.kernelNames.name(w.name)
 	case w.name >= 0:
 		return "[unknown kernel]"
@@ -1133,7 +1135,7 @@ func (a *analysis) kernelsIn(lo, hi int64, fn func(name int32, d int64)) {
 func (a *analysis) calmKernels(ids func(mark func(int32))) {
 	if a.calmDone == nil {
 		a.calmKernel = map[int32]float64{}
-		a.calmDone = make([]bool, a.c.kernelNames.len())
+		a.calmDone = make([]bool, a.c.kernelNames.Len())
 	}
 	var want []bool
 	ids(func(id int32) {
@@ -1229,7 +1231,7 @@ func (g *migAgg) list() []MigrationAgg {
 // true for, sorted ascending. ds is a buffer reused for the next id: fn
 // must not keep it.
 func (a *analysis) kernelSamples(want []bool, keep func(w gpuWork, start int64) bool, fn func(id int32, ds []float64)) {
-	counts := make([]int, a.c.kernelNames.len())
+	counts := make([]int, a.c.kernelNames.Len())
 	for k, ws := range a.work {
 		for _, w := range ws {
 			if w.name >= 0 && (want == nil || want[w.name]) && keep(w, w.end-a.wdur(k, w)) {

@@ -13,6 +13,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/umtrace/umtrace/ingest"
+
+	"github.com/umtrace/umtrace/analyze/internal/cache"
+	"github.com/umtrace/umtrace/analyze/internal/chunks"
 )
 
 // The collect phase streams every table once, in parallel, into compact
@@ -28,12 +31,12 @@ type interner struct {
 	seed  maphash.Seed
 	names []string
 	// keys maps a column's dictionary keys to ids (column).
-	keys *dictCache[int32]
+	keys *cache.Dict[int32]
 	// arena holds the names' bytes, many to an allocation: millions of
 	// kernel names as separate objects make every GC cycle long.
 	arena strings.Builder
 	// lazy: names from a shared dictionary are added unlooked-up, each
-	// dictionary entry once (the dictCache sees to that); dedupe merges
+	// dictionary entry once (the cache.Dict sees to that); dedupe merges
 	// any string held under two entries after the pass. An nsys StringIds
 	// table holds each string once, but a redacted or merged export need
 	// not; millions of kernel names were a second of map lookups.
@@ -112,10 +115,10 @@ func (in *interner) batchIDs(s ingest.Strings) []int32 {
 // per scan when the batches share a dictionary.
 func (in *interner) column(s ingest.Strings) {
 	if in.keys == nil {
-		in.keys = newDictCache(in.intern)
+		in.keys = cache.NewDict(in.intern)
 	}
-	in.keys.batch(s)
-	if in.keys.shared && !in.lazy {
+	in.keys.Batch(s)
+	if in.keys.Shared() && !in.lazy {
 		in.lazy = true
 		// A trace's string table: about half of it names this column
 		// (kernel names; their short and mangled forms the rest). Sized
@@ -171,7 +174,7 @@ func (in *interner) dedupe() []int32 {
 
 // key returns row i's id (-1 when null) after column(s).
 func (in *interner) key(s ingest.Strings, i int) int32 {
-	if id, ok := in.keys.get(s, i); ok {
+	if id, ok := in.keys.Get(s, i); ok {
 		return id
 	}
 	return -1
@@ -399,13 +402,13 @@ type collector struct {
 	// keep their exact duration in longAPI instead. The pass collects them
 	// by process (apiBy, with each process's call span and managed
 	// allocations); finish puts the whole trace's together.
-	apiDurs []*chunks[uint32]
+	apiDurs []*chunks.List[uint32]
 	longAPI map[int32][]int64
 	apiBy   byPid[pidAPI]
 	// calls is filled from callBuf when the pass ends: a list grown by
 	// doubling would carry up to half its size spare through the analysis.
 	calls   []call
-	callBuf chunks[call]
+	callBuf chunks.List[call]
 	managed int
 	threads map[streamKey]bool // (pid, tid)
 	// firstRT is each process's first CUDA runtime call (startup.go).
@@ -413,9 +416,9 @@ type collector struct {
 	apiSpan span
 	// GPU work
 	kernelNames *interner
-	kernels     map[streamKey]*chunks[gpuWork]
-	copies      map[streamKey]*chunks[gpuWork]
-	memsets     map[streamKey]*chunks[gpuWork]
+	kernels     map[streamKey]*chunks.List[gpuWork]
+	copies      map[streamKey]*chunks.List[gpuWork]
+	memsets     map[streamKey]*chunks.List[gpuWork]
 	copyStream  map[pidCorr]int64 // explicit copy or memset → stream
 	setStream   map[pidCorr]int64
 	gpuSpan     span
@@ -454,13 +457,13 @@ type collector struct {
 	multi *multiData
 	// NVTX, threads, GPUs
 	ranges    []rangeRec
-	rangeBuf  chunks[rangeRec]    // ranges while collecting, where ranges was not sized up front
-	rangeKeys []rangeKey          // by rangeRec.key
-	longEnds  map[uint32]int64    // the ends of long ranges, by their keys
-	rangePids []int64             // by rangeKey.proc
-	rangeProc map[int64]int32     // the other way round, while collecting
-	nameKey   []uint32            // while collecting: by name id + 1, the key of its first process's ranges + 1
-	pairKey   map[rangeKey]uint32 // while collecting: keys of names' other processes
+	rangeBuf  chunks.List[rangeRec] // ranges while collecting, where ranges was not sized up front
+	rangeKeys []rangeKey            // by rangeRec.key
+	longEnds  map[uint32]int64      // the ends of long ranges, by their keys
+	rangePids []int64               // by rangeKey.proc
+	rangeProc map[int64]int32       // the other way round, while collecting
+	nameKey   []uint32              // while collecting: by name id + 1, the key of its first process's ranges + 1
+	pairKey   map[rangeKey]uint32   // while collecting: keys of names' other processes
 	nvtxNames *rangeNameTable
 	// For a job (collectives): per NVTX name id what a job needs of it,
 	// and per process the rank its NVTX rows name (its collective ranges
@@ -522,8 +525,8 @@ func collect(src ingest.Source) (*collector, error) {
 func newCollector() *collector {
 	c := &collector{
 		apiNames: newInterner(), kernelNames: newInterner(), siteNames: newInterner(), nvtxNames: newRangeNameTable(),
-		threads: map[streamKey]bool{}, kernels: map[streamKey]*chunks[gpuWork]{}, copies: map[streamKey]*chunks[gpuWork]{},
-		memsets: map[streamKey]*chunks[gpuWork]{}, copyStream: map[pidCorr]int64{}, setStream: map[pidCorr]int64{},
+		threads: map[streamKey]bool{}, kernels: map[streamKey]*chunks.List[gpuWork]{}, copies: map[streamKey]*chunks.List[gpuWork]{},
+		memsets: map[streamKey]*chunks.List[gpuWork]{}, copyStream: map[pidCorr]int64{}, setStream: map[pidCorr]int64{},
 		syncStream: map[pidCorr]int64{}, threadNames: map[streamKey]string{},
 		apiSpan: newSpan(), gpuSpan: newSpan(), longAPI: map[int32][]int64{}, longWork: map[longKey]int64{},
 		firstRT: map[int64]*call{},
@@ -610,10 +613,10 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 			c.renameKernels(canon)
 		}
 		md.finish()
-		c.calls = c.callBuf.drainTo(make([]call, 0, c.callBuf.len()))
+		c.calls = c.callBuf.DrainTo(make([]call, 0, c.callBuf.Len()))
 		switch {
-		case c.rangeBuf.len() > 0:
-			c.ranges = c.rangeBuf.drainTo(make([]rangeRec, 0, c.rangeBuf.len()))
+		case c.rangeBuf.Len() > 0:
+			c.ranges = c.rangeBuf.DrainTo(make([]rangeRec, 0, c.rangeBuf.Len()))
 		case cap(c.ranges)-len(c.ranges) > len(c.ranges)/4+4096:
 			c.ranges = slices.Clone(c.ranges) // the estimate was far off (NVTX marks)
 		}
@@ -760,9 +763,9 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 		pa := c.apiBy.get(p)
 		if d := e - s; d >= 0 && d < maxDur {
 			for int(id) >= len(pa.durs) {
-				pa.durs = append(pa.durs, &chunks[uint32]{})
+				pa.durs = append(pa.durs, &chunks.List[uint32]{})
 			}
-			pa.durs[id].push(uint32(d))
+			pa.durs[id].Push(uint32(d))
 		} else {
 			if pa.long == nil {
 				pa.long = map[int32][]int64{}
@@ -794,12 +797,12 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 			if !corr.IsNull(i) {
 				cr = corr.Value(i)
 			}
-			c.callBuf.push(call{start: s, end: e, pid: p, tid: tid.Value(i), corr: cr, api: id, scope: cl.Scope, explicit: cl.Kind == Explicit})
+			c.callBuf.Push(call{start: s, end: e, pid: p, tid: tid.Value(i), corr: cr, api: id, scope: cl.Scope, explicit: cl.Kind == Explicit})
 		}
 	}
 }
 
-func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[streamKey]*chunks[gpuWork], byCorr map[pidCorr]int64, by *byPid[pidWork]) {
+func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[streamKey]*chunks.List[gpuWork], byCorr map[pidCorr]int64, by *byPid[pidWork]) {
 	st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
 	pid, strm := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColStreamID)
 	corr := ingest.I64(r, t, ingest.ColCorrelationID)
@@ -819,12 +822,12 @@ func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[stream
 	// more than the rest of the loop.
 	type slot struct {
 		k  streamKey
-		ws *chunks[gpuWork]
+		ws *chunks.List[gpuWork]
 		sp *span
 	}
 	var cache [64]slot
 	var k streamKey
-	var ws *chunks[gpuWork]
+	var ws *chunks.List[gpuWork]
 	var sp *span
 	for i := 0; i < int(r.NumRows()); i++ {
 		if nk := (streamKey{pid.Value(i), strm.Value(i)}); ws == nil || nk != k {
@@ -832,7 +835,7 @@ func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[stream
 			if e.ws == nil || e.k != nk {
 				e.k, e.ws = nk, dst[nk]
 				if e.ws == nil {
-					e.ws = &chunks[gpuWork]{}
+					e.ws = &chunks.List[gpuWork]{}
 					dst[nk] = e.ws
 				}
 				e.sp = &by.get(nk.pid).span
@@ -847,7 +850,7 @@ func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[stream
 			name = c.kernelNames.key(names, i)
 		}
 		s, e := st.Value(i), en.Value(i)
-		ws.push(c.newWork(k, s, e, name))
+		ws.Push(c.newWork(k, s, e, name))
 		sp.add(s, e)
 		if byCorr != nil && !corr.IsNull(i) {
 			byCorr[pidCorr{k.pid, corr.Value(i)}] = k.stream
@@ -858,7 +861,7 @@ func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[stream
 // renameKernels replaces every kernel name id by canon[id].
 func (c *collector) renameKernels(canon []int32) {
 	for _, ws := range c.kernels {
-		for _, b := range ws.blocks {
+		for _, b := range ws.Blocks() {
 			for i := range b {
 				if b[i].name >= 0 {
 					b[i].name = canon[b[i].name]
@@ -938,10 +941,10 @@ func (c *collector) addMemcpy(r arrow.RecordBatch) {
 		k := streamKey{p, strm.Value(i)}
 		ws := c.copies[k]
 		if ws == nil {
-			ws = &chunks[gpuWork]{}
+			ws = &chunks.List[gpuWork]{}
 			c.copies[k] = ws
 		}
-		ws.push(c.newWork(k, s, e, -1-kd))
+		ws.Push(c.newWork(k, s, e, -1-kd))
 		if !corr.IsNull(i) {
 			c.copyStream[pidCorr{p, corr.Value(i)}] = k.stream
 		}
@@ -1081,7 +1084,7 @@ func (c *collector) addNVTX(r arrow.RecordBatch) {
 		if cap(c.ranges) > 0 {
 			c.ranges = append(c.ranges, r)
 		} else {
-			c.rangeBuf.push(r)
+			c.rangeBuf.Push(r)
 		}
 	}
 }

@@ -15,6 +15,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/umtrace/umtrace/ingest"
+
+	"github.com/umtrace/umtrace/analyze/internal/cache"
+	"github.com/umtrace/umtrace/analyze/internal/radix"
 )
 
 // Per-device and per-process figures: Result.Devices and Result.Processes,
@@ -133,7 +136,6 @@ type multiData struct {
 	devs      map[int64]*devAcc
 	pidDev    map[devKey]int64 // kernel time per (pid, device)
 	pidNCCL   map[int64][2]int64
-	haveScan  bool
 	memEvents []memEvent
 	failures  []failedAlloc
 	procs     map[int64]*multiData
@@ -145,7 +147,7 @@ type multiData struct {
 }
 
 func newMultiAcc() *multiData {
-	return &multiData{devs: map[int64]*devAcc{}, pidDev: map[devKey]int64{}, pidNCCL: map[int64][2]int64{}, haveScan: true}
+	return &multiData{devs: map[int64]*devAcc{}, pidDev: map[devKey]int64{}, pidNCCL: map[int64][2]int64{}}
 }
 
 // proc returns process p's figures.
@@ -256,133 +258,152 @@ func isAllocAPI(name string) bool {
 func newMultiData(names *sourceNames) (*multiData, map[*ingest.Table]tap) {
 	md := newMultiAcc()
 	md.procs = map[int64]*multiData{}
+	// Each process's figures, through a cache of the last processes: the
+	// rows of several processes interleave (shuffled exports), and a map
+	// lookup per row cost more than the row.
+	var recent cache.Recent[multiData]
+	proc := func(p int64) *multiData {
+		m := recent.Get(p)
+		if m == nil {
+			m = md.proc(p)
+			recent.Put(p, m)
+		}
+		return m
+	}
 	taps := map[*ingest.Table]tap{}
-	const multi = true
-	scanTable := func(_ ingest.Source, t *ingest.Table, cols []string, fn func(arrow.RecordBatch)) error {
+	add := func(t *ingest.Table, cols []string, fn func(arrow.RecordBatch)) {
 		taps[t] = tap{cols: cols, fn: func(r arrow.RecordBatch) {
 			md.mu.Lock()
 			defer md.mu.Unlock()
 			fn(r)
 		}}
-		return nil
 	}
-	var src ingest.Source
-	// Each process's figures, through a cache of the last processes: the
-	// rows of several processes interleave (shuffled exports), and a map
-	// lookup per row cost more than the row.
-	var recent recentPids[multiData]
-	proc := func(p int64) *multiData {
-		m := recent.get(p)
-		if m == nil {
-			m = md.proc(p)
-			recent.put(p, m)
-		}
-		return m
+	kcols := []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColName}
+	if names != nil {
+		kcols = idCols(kcols)
 	}
-	var errs []error
-	if multi {
-		md.haveScan = true
-		t := ingest.Kernel
-		nccl := newDictCache(func(v string, _ bool) bool { return IsNCCLKernel(v) })
-		// NCCL kernels' short names, one string per name (not a copy per
-		// kernel; a cache of strings by dictionary entry would be 16 bytes
-		// for each of the millions of entries a shared dictionary has).
-		shortOf := map[string]string{}
-		shortBySID := map[int64]string{}
-		cols := []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColName}
+	add(ingest.Kernel, kcols, kernelTap(names, proc))
+	add(ingest.Memcpy, []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColBytes, ingest.ColCopyKind, ingest.ColMigCause}, memcpyTap(proc))
+	add(ingest.GPUFault, []string{ingest.ColPid, ingest.ColDeviceID, ingest.ColNumFaults}, gpuFaultTap(proc))
+	add(ingest.MemUsage, []string{ingest.ColStart, ingest.ColPid, ingest.ColDeviceID, ingest.ColAddress, ingest.ColBytes, ingest.ColMemKind, ingest.ColOperation}, memUsageTap(proc))
+	add(ingest.API, []string{ingest.ColStart, ingest.ColPid, ingest.ColName, ingest.ColReturnValue}, failedAllocTap(proc))
+	return md, taps
+}
+
+// kernelTap counts kernels per process and device and keeps the NCCL
+// kernels, a job's collectives (names: kernel names as ids, nil when the
+// batches carry the names).
+func kernelTap(names *sourceNames, proc func(int64) *multiData) func(arrow.RecordBatch) {
+	t := ingest.Kernel
+	nccl := cache.NewDict(func(v string, _ bool) bool { return IsNCCLKernel(v) })
+	// NCCL kernels' short names, one string per name (not a copy per
+	// kernel; a cache of strings by dictionary entry would be 16 bytes
+	// for each of the millions of entries a shared dictionary has).
+	shortOf := map[string]string{}
+	shortBySID := map[int64]string{}
+	return func(r arrow.RecordBatch) {
+		st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
+		pid, dv := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColDeviceID)
+		var strs ingest.Strings
+		var ids *array.Int64
 		if names != nil {
-			cols = idCols(cols)
+			ids = ingest.I64(r, t, ingest.ColNameID)
+		} else {
+			strs = ingest.Str(r, t, ingest.ColName)
+			nccl.Batch(strs)
 		}
-		errs = append(errs, scanTable(src, t, cols, func(r arrow.RecordBatch) {
-			st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
-			pid, dv := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColDeviceID)
-			var strs ingest.Strings
-			var ids *array.Int64
-			if names != nil {
-				ids = ingest.I64(r, t, ingest.ColNameID)
-			} else {
-				strs = ingest.Str(r, t, ingest.ColName)
-				nccl.batch(strs)
-			}
-			for i := 0; i < int(r.NumRows()); i++ {
-				p, dur := pid.Value(i), en.Value(i)-st.Value(i)
-				m := proc(p)
-				d := m.procDev(p, dv.Value(i))
-				d.d.Kernels++
-				d.d.KernelNs += dur
-				var short string
-				if ids != nil {
-					if ids.IsNull(i) || !names.nccl(ids.Value(i)) {
-						continue
-					}
-					sid := ids.Value(i)
-					s, ok := shortBySID[sid]
-					if !ok {
-						s = ncclShort(names.get(sid))
-						shortBySID[sid] = s
-					}
-					short = s
-				} else {
-					if is, _ := nccl.get(strs, i); !is {
-						continue
-					}
-					n := strs.Value(i)
-					s, ok := shortOf[n]
-					if !ok {
-						s = ncclShort(n)
-						shortOf[strings.Clone(n)] = s
-					}
-					short = s
-				}
-				d.d.NCCLKernels++
-				d.d.NCCLNs += dur
-				x := m.pidNCCL[p]
-				m.pidNCCL[p] = [2]int64{x[0] + 1, x[1] + dur}
-				m.nccl = append(m.nccl, collective{short, st.Value(i), en.Value(i)})
-			}
-		}))
-		t2 := ingest.Memcpy
-		errs = append(errs, scanTable(src, t2, []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColBytes, ingest.ColCopyKind, ingest.ColMigCause}, func(r arrow.RecordBatch) {
-			st, en := ingest.I64(r, t2, ingest.ColStart), ingest.I64(r, t2, ingest.ColEnd)
-			pid, dv := ingest.I64(r, t2, ingest.ColPid), ingest.I64(r, t2, ingest.ColDeviceID)
-			by, ck, mc := ingest.I64(r, t2, ingest.ColBytes), ingest.I32(r, t2, ingest.ColCopyKind), ingest.I32(r, t2, ingest.ColMigCause)
-			for i := 0; i < int(r.NumRows()); i++ {
-				d := proc(pid.Value(i)).procDev(pid.Value(i), dv.Value(i))
-				kind, b := ck.Value(i), by.Value(i)
-				if kind == 8 || kind == 10 || kind == 13 {
-					d.d.PeerBytes += b
-				}
-				cause := int32(-1)
-				if !mc.IsNull(i) {
-					cause = mc.Value(i)
-				}
-				if kind >= 11 && kind <= 13 || cause >= 0 {
-					m := migration{start: st.Value(i), kind: int8(kind), cause: int8(cause)}
-					d.mig.addExact(m, b, en.Value(i)-st.Value(i))
-					switch {
-					case cause == 1:
-						d.d.PrefetchBytes += b
-					case demand(cause):
-						d.d.DemandBytes += b
-					}
+		for i := 0; i < int(r.NumRows()); i++ {
+			p, dur := pid.Value(i), en.Value(i)-st.Value(i)
+			m := proc(p)
+			d := m.procDev(p, dv.Value(i))
+			d.d.Kernels++
+			d.d.KernelNs += dur
+			var short string
+			if ids != nil {
+				if ids.IsNull(i) || !names.nccl(ids.Value(i)) {
 					continue
 				}
-				d.copy[copyKindName(kind)] += b
+				sid := ids.Value(i)
+				s, ok := shortBySID[sid]
+				if !ok {
+					s = ncclShort(names.get(sid))
+					shortBySID[sid] = s
+				}
+				short = s
+			} else {
+				if is, _ := nccl.Get(strs, i); !is {
+					continue
+				}
+				n := strs.Value(i)
+				s, ok := shortOf[n]
+				if !ok {
+					s = ncclShort(n)
+					shortOf[strings.Clone(n)] = s
+				}
+				short = s
 			}
-		}))
-		t3 := ingest.GPUFault
-		errs = append(errs, scanTable(src, t3, []string{ingest.ColPid, ingest.ColDeviceID, ingest.ColNumFaults}, func(r arrow.RecordBatch) {
-			pid := ingest.I64(r, t3, ingest.ColPid)
-			dv, nf := ingest.I64(r, t3, ingest.ColDeviceID), ingest.I64(r, t3, ingest.ColNumFaults)
-			for i := 0; i < int(r.NumRows()); i++ {
-				d := proc(pid.Value(i)).procDev(pid.Value(i), dv.Value(i))
-				d.d.GPUFaultGroups++
-				d.d.GPUFaults += nf.Value(i)
-			}
-		}))
+			d.d.NCCLKernels++
+			d.d.NCCLNs += dur
+			x := m.pidNCCL[p]
+			m.pidNCCL[p] = [2]int64{x[0] + 1, x[1] + dur}
+			m.nccl = append(m.nccl, collective{short, st.Value(i), en.Value(i)})
+		}
 	}
+}
+
+// memcpyTap sums copies per process and device: peer bytes, migrations
+// by cause, ordinary copies by kind.
+func memcpyTap(proc func(int64) *multiData) func(arrow.RecordBatch) {
+	t2 := ingest.Memcpy
+	return func(r arrow.RecordBatch) {
+		st, en := ingest.I64(r, t2, ingest.ColStart), ingest.I64(r, t2, ingest.ColEnd)
+		pid, dv := ingest.I64(r, t2, ingest.ColPid), ingest.I64(r, t2, ingest.ColDeviceID)
+		by, ck, mc := ingest.I64(r, t2, ingest.ColBytes), ingest.I32(r, t2, ingest.ColCopyKind), ingest.I32(r, t2, ingest.ColMigCause)
+		for i := 0; i < int(r.NumRows()); i++ {
+			d := proc(pid.Value(i)).procDev(pid.Value(i), dv.Value(i))
+			kind, b := ck.Value(i), by.Value(i)
+			if kind == 8 || kind == 10 || kind == 13 {
+				d.d.PeerBytes += b
+			}
+			cause := int32(-1)
+			if !mc.IsNull(i) {
+				cause = mc.Value(i)
+			}
+			if kind >= 11 && kind <= 13 || cause >= 0 {
+				m := migration{start: st.Value(i), kind: int8(kind), cause: int8(cause)}
+				d.mig.addExact(m, b, en.Value(i)-st.Value(i))
+				switch {
+				case cause == 1:
+					d.d.PrefetchBytes += b
+				case demand(cause):
+					d.d.DemandBytes += b
+				}
+				continue
+			}
+			d.copy[copyKindName(kind)] += b
+		}
+	}
+}
+
+// gpuFaultTap counts GPU page-fault groups and faults per process and
+// device.
+func gpuFaultTap(proc func(int64) *multiData) func(arrow.RecordBatch) {
+	t3 := ingest.GPUFault
+	return func(r arrow.RecordBatch) {
+		pid := ingest.I64(r, t3, ingest.ColPid)
+		dv, nf := ingest.I64(r, t3, ingest.ColDeviceID), ingest.I64(r, t3, ingest.ColNumFaults)
+		for i := 0; i < int(r.NumRows()); i++ {
+			d := proc(pid.Value(i)).procDev(pid.Value(i), dv.Value(i))
+			d.d.GPUFaultGroups++
+			d.d.GPUFaults += nf.Value(i)
+		}
+	}
+}
+
+// memUsageTap keeps the memory events, per process.
+func memUsageTap(proc func(int64) *multiData) func(arrow.RecordBatch) {
 	t4 := ingest.MemUsage
-	errs = append(errs, scanTable(src, t4, []string{ingest.ColStart, ingest.ColPid, ingest.ColDeviceID, ingest.ColAddress, ingest.ColBytes, ingest.ColMemKind, ingest.ColOperation}, func(r arrow.RecordBatch) {
+	return func(r arrow.RecordBatch) {
 		st, pid := ingest.I64(r, t4, ingest.ColStart), ingest.I64(r, t4, ingest.ColPid)
 		addr := ingest.U64(r, t4, ingest.ColAddress)
 		dv, by := ingest.I64(r, t4, ingest.ColDeviceID), ingest.I64(r, t4, ingest.ColBytes)
@@ -391,9 +412,14 @@ func newMultiData(names *sourceNames) (*multiData, map[*ingest.Table]tap) {
 			m := proc(pid.Value(i))
 			m.memEvents = append(m.memEvents, memEvent{st.Value(i), pid.Value(i), dv.Value(i), by.Value(i), addr.Value(i), kind.Value(i), op.Value(i)})
 		}
-	}))
+	}
+}
+
+// failedAllocTap keeps the allocation calls that ran out of memory, per
+// process.
+func failedAllocTap(proc func(int64) *multiData) func(arrow.RecordBatch) {
 	t5 := ingest.API
-	errs = append(errs, scanTable(src, t5, []string{ingest.ColStart, ingest.ColPid, ingest.ColName, ingest.ColReturnValue}, func(r arrow.RecordBatch) {
+	return func(r arrow.RecordBatch) {
 		rv := ingest.I32(r, t5, ingest.ColReturnValue)
 		var names ingest.Strings
 		var alloc []bool
@@ -413,9 +439,7 @@ func newMultiData(names *sourceNames) (*multiData, map[*ingest.Table]tap) {
 				m.failures = append(m.failures, failedAlloc{ingest.I64(r, t5, ingest.ColStart).Value(i), ingest.I64(r, t5, ingest.ColPid).Value(i), strings.Clone(names.Value(i))})
 			}
 		}
-	}))
-	_ = errs
-	return md, taps
+	}
 }
 
 // finish puts the processes' figures together and sorts what the taps
@@ -678,7 +702,7 @@ func (a *analysis) multiFigures() {
 			pr.Devices = []int64{}
 		}
 		if len(x.durs) > 0 {
-			sortFloats(x.durs, nil)
+			radix.Floats(x.durs, nil)
 			pr.SyncP50Ns = round1(quantileF(x.durs, 0.5))
 			pr.SyncP95Ns = round1(quantileF(x.durs, 0.95))
 			pr.SyncP99Ns = round1(quantileF(x.durs, 0.99))

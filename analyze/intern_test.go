@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/umtrace/umtrace/analyze/internal/chunks"
 )
 
 // TestInternerLazyDedupe interns shared-dictionary strings unlooked-up
@@ -30,17 +32,17 @@ func TestInternerLazyDedupe(t *testing.T) {
 		t.Error("second dedupe: nothing new was added")
 	}
 	// The kernels renamed by canon, and their long durations' keys.
-	c := &collector{kernels: map[streamKey]*chunks[gpuWork]{}, longWork: map[longKey]int64{}}
+	c := &collector{kernels: map[streamKey]*chunks.List[gpuWork]{}, longWork: map[longKey]int64{}}
 	k := streamKey{1, 2}
-	c.kernels[k] = &chunks[gpuWork]{}
+	c.kernels[k] = &chunks.List[gpuWork]{}
 	for i, id := range ids {
-		c.kernels[k].push(gpuWork{end: int64(i), dur: 1, name: id})
+		c.kernels[k].Push(gpuWork{end: int64(i), dur: 1, name: id})
 	}
-	c.kernels[k].push(gpuWork{end: 99, dur: maxDur, name: ids[2]})
+	c.kernels[k].Push(gpuWork{end: 99, dur: maxDur, name: ids[2]})
 	c.longWork[longKey{k, 99, ids[2]}] = 5e9
 	c.renameKernels(canon)
 	var got []int32
-	for _, w := range c.kernels[k].appendTo(nil) {
+	for _, w := range c.kernels[k].AppendTo(nil) {
 		got = append(got, w.name)
 	}
 	if !slices.Equal(got, []int32{1, 2, 1, first, 2, 6, 1}) {

@@ -158,7 +158,7 @@ func (in *interner) sid(id int32) int64 {
 }
 
 // len is the number of names.
-func (in *interner) len() int {
+func (in *interner) Len() int {
 	if in.src != nil {
 		return in.nSIDs
 	}

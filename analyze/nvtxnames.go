@@ -38,7 +38,7 @@ func newRangeNameTable() *rangeNameTable {
 }
 
 // len is the number of names.
-func (t *rangeNameTable) len() int { return len(t.tmplOf) }
+func (t *rangeNameTable) Len() int { return len(t.tmplOf) }
 
 // id returns s's id, adding it when new.
 func (t *rangeNameTable) id(s string) int32 {

@@ -51,7 +51,7 @@ func (a *analysis) stats() {
 	r.SyncByKernel = groupsBy(byWork, a.opts.TopN, func(id int32) string { return a.workName(gpuWork{name: id}) }, func(ids []int32) {
 		var ks []int32
 		for _, id := range ids {
-			if id >= 0 && int(id) < c.kernelNames.len() {
+			if id >= 0 && int(id) < c.kernelNames.Len() {
 				ks = append(ks, id)
 			}
 		}
@@ -64,8 +64,8 @@ func (a *analysis) stats() {
 	// they get samples and a summary (traces have millions of names).
 	r.Kernels = []Kernel{}
 	names := c.kernelNames
-	totals := make([]int64, names.len())
-	ran := make([]bool, names.len())
+	totals := make([]int64, names.Len())
+	ran := make([]bool, names.Len())
 	for k, ws := range a.work {
 		for _, w := range ws {
 			if w.name >= 0 {
@@ -592,11 +592,11 @@ func (a *analysis) apiStats() {
 	// others' samples are freed as each is done.
 	order := make([]int32, 0, len(c.apiDurs))
 	for i, durs := range c.apiDurs {
-		if durs.len() > 0 {
+		if durs.Len() > 0 {
 			order = append(order, int32(i))
 		}
 	}
-	slices.SortStableFunc(order, func(x, y int32) int { return cmp.Compare(c.apiDurs[y].len(), c.apiDurs[x].len()) })
+	slices.SortStableFunc(order, func(x, y int32) int { return cmp.Compare(c.apiDurs[y].Len(), c.apiDurs[x].Len()) })
 	for _, id := range order {
 		i, durs := int(id), c.apiDurs[id]
 		// One buffer serves every API: summarizeSorted keeps nothing.
