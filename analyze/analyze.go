@@ -17,17 +17,15 @@ import (
 	"github.com/umtrace/umtrace/analyze/internal/radix"
 )
 
-// Analyze reads src once and returns its analysis. It returns an error
-// wrapping ingest.ErrNoCUDA when the trace holds no CUDA activity.
+// Analyze reads src once and returns its analysis: AnalyzeFile's Whole.
+// It returns an error wrapping ingest.ErrNoCUDA when the trace holds no
+// CUDA activity.
 func Analyze(src ingest.Source, opts Options) (*Result, error) {
-	if opts.SplitProcesses {
-		return analyzeRanks(src, opts)
-	}
-	c, err := collectCUDA(src)
+	f, err := AnalyzeFile(src, opts)
 	if err != nil {
 		return nil, err
 	}
-	return analyzeCollected(c, src, opts)
+	return f.Whole, nil
 }
 
 // collectCUDA reads src in collect's one pass, after checking that it
@@ -41,90 +39,6 @@ func collectCUDA(src ingest.Source) (*collector, error) {
 	return collect(src)
 }
 
-// fileRanks is what a job needs of a file beyond its whole analysis: its
-// CUDA processes, the analysis of each when there are several, and their
-// collectives.
-type fileRanks struct {
-	pids    []int64
-	results []*Result // by pids, when there are several
-	coll    *collectives
-}
-
-// analyzeRanks analyzes src whole and, when it holds several CUDA
-// processes, each process on its own (as Analyze of ProcessSource would),
-// all from one pass that also reads the collectives of a job's ranks
-// (Result.ranks). The processes go first: the whole analysis consumes the
-// records they are copied from.
-func analyzeRanks(src ingest.Source, opts Options) (*Result, error) {
-	c, err := collectCUDA(src)
-	if err != nil {
-		return nil, err
-	}
-	fr := &fileRanks{pids: c.cudaPids(), coll: collectivesOf(c)}
-	if len(fr.pids) > 1 {
-		// Sorted once here, the records each process's are filtered
-		// from come to its analysis in order.
-		done := phase("sort")
-		c.sortRecords()
-		c.ords = c.markProcs(fr.pids)
-		done()
-		// Two processes at a time: each holds a copy of its share of the
-		// records beside the whole trace's.
-		fr.results = make([]*Result, len(fr.pids))
-		errs := make([]error, len(fr.pids))
-		// The whole file's per-API tables need only its API samples,
-		// whose blocks the processes' copies read and never change: they
-		// are made beside the processes' analyses (alone at the end they
-		// kept one core busy and the other idle).
-		whole := &analysis{c: c}
-		apiDone := make(chan struct{})
-		go func() {
-			defer close(apiDone)
-			done := phase("apiStats")
-			whole.apiStats()
-			done()
-		}()
-		c.sortedWork = map[streamKey][]gpuWork{}
-		c.procCalls, c.procUnion = map[int64][]call{}, map[int64][]span{}
-		parallelN(len(fr.pids), make(chan struct{}, 2), func(k int) {
-			pid := fr.pids[k]
-			done := phase("split")
-			pc := c.process(pid)
-			done()
-			pc.handoff = c.takeWork
-			pc.giveBack = func(calls []call, union map[int64][]span) {
-				c.splitMu.Lock()
-				defer c.splitMu.Unlock()
-				c.procCalls[pid] = calls
-				if u, ok := union[pid]; ok {
-					c.procUnion[pid] = u
-				}
-			}
-			fr.results[k], errs[k] = analyzeCollected(pc, ProcessSource(src, pid), opts)
-		})
-		<-apiDone
-		c.ords = nil
-		for k, err := range errs {
-			if err != nil {
-				return nil, fmt.Errorf("process %d: %w", fr.pids[k], err)
-			}
-		}
-		c.apiTables = &apiTables{whole.res.APIs, whole.res.SyncAPIs}
-	}
-	res, err := analyzeCollected(c, src, opts)
-	if err != nil {
-		return nil, err
-	}
-	// The analysis is done with the records: only the NVTX ranges are
-	// kept (c goes) while the collective ones are copied out of them.
-	rv := rangeView{c.ranges, c.rangeKeys, c.longEnds, c.rangePids}
-	meta, names := c.nvtxMeta, c.nvtxNames
-	c = nil
-	fr.coll.collectiveRanges(rv, meta, names)
-	res.ranks = fr
-	return res, nil
-}
-
 func hasCUDA(src ingest.Source) error {
 	if info := src.Info(); !info.HasCUDA {
 		return fmt.Errorf("%s: %w (no CUDA runtime, kernel, memcpy or sync records; profile with nsys --trace=cuda)", info.Path, ingest.ErrNoCUDA)
@@ -132,9 +46,21 @@ func hasCUDA(src ingest.Source) error {
 	return nil
 }
 
+// output is what an analysis gives: its Result and, for the analysis
+// that consumes them, what it found on the way: the host-blocking calls'
+// durations (Options.SyncSamples), and a process's annotated calls and
+// fault-driven activity (the whole file's analysis takes them,
+// analyzeProcesses).
+type output struct {
+	res   *Result
+	sync  map[string][]int64
+	calls []call
+	union map[int64][]span
+}
+
 // analyzeCollected analyzes what collect read from src (which hasCUDA
 // accepted).
-func analyzeCollected(c *collector, src ingest.Source, opts Options) (*Result, error) {
+func analyzeCollected(c *collector, src ingest.Source, opts Options) (*output, error) {
 	if opts.TopN <= 0 {
 		opts.TopN = 10
 	}
@@ -169,6 +95,7 @@ type analysis struct {
 	calmDone   []bool                  // by kernel name id: calmKernel looked at
 	maxWork    map[streamKey]int64     // longest GPU work per stream
 	stepErr    error                   // Options.StepRange names no repeated range
+	sync       map[string][]int64      // Options.SyncSamples: apiStats' host-blocking samples
 }
 
 // StepRangeError is Analyze's error when Options.StepRange matches fewer
@@ -210,7 +137,7 @@ func (c *collector) rangeNames(rs []rangeRec) []string {
 	return out
 }
 
-func (a *analysis) run() (*Result, error) {
+func (a *analysis) run() (*output, error) {
 	c := a.c
 	a.res = Result{SchemaVersion: SchemaVersion, Thresholds: a.th}
 	// Phases that touch disjoint data run concurrently (traces reach tens
@@ -248,10 +175,6 @@ func (a *analysis) run() (*Result, error) {
 	if err := c.kernelNames.src.error(); err != nil {
 		return nil, err // a kernel name the report needs could not be read
 	}
-	if c.giveBack != nil {
-		c.giveBack(c.calls, a.union)
-		c.giveBack = nil
-	}
 	r := &a.res
 	r.Trace = TraceMeta{
 		File: filepath.Base(a.info.Path), Producer: a.info.Producer, ProductVersion: a.info.ProductVersion,
@@ -268,8 +191,16 @@ func (a *analysis) run() (*Result, error) {
 	}
 	// A copy: a pointer into a would keep the whole analysis (the
 	// collected records, the merged GPU work) alive as long as the result.
-	out := *r
-	return &out, nil
+	res := *r
+	out := &output{res: &res, sync: a.sync}
+	if c.whole != nil {
+		out.calls, out.union = c.calls, a.union
+		c.whole = nil
+	}
+	if out.sync != nil {
+		dropStartup(out.sync, res.Startup)
+	}
+	return out, nil
 }
 
 // workCmp orders GPU work by end, longest first, then by name.
@@ -391,9 +322,8 @@ func (a *analysis) sortInputs() {
 		}
 	}
 	c.kernels, c.copies, c.memsets = nil, nil, nil
-	if c.handoff != nil {
-		c.handoff(a.work)
-		c.handoff = nil
+	if c.whole != nil {
+		c.whole.takeWork(a.work)
 	}
 	a.maxWork = make(map[streamKey]int64, len(a.work))
 	for k, ws := range a.work {
@@ -745,7 +675,7 @@ func (a *analysis) markStalls() {
 	a.baseline = map[int32]float64{}
 	for api, ds := range calm {
 		if len(ds) >= a.th.MinCalmCalls {
-			a.baseline[api] = medianOf(ds)
+			a.baseline[api] = Median(ds)
 		}
 	}
 	for i := range calls {
@@ -888,7 +818,7 @@ func (a *analysis) mergeGap() int64 {
 		for i, s := range a.steps {
 			ds[i] = s.end - s.start
 		}
-		return int64(2 * medianOf(ds))
+		return int64(2 * Median(ds))
 	}
 	return DefaultMergeGapNs
 }
@@ -1100,7 +1030,7 @@ func (a *analysis) kernelSlowdown(lo, hi int64) []KernelSlow {
 	ks := make([]KernelSlow, 0, len(top))
 	for _, id := range top {
 		ds := in[id]
-		k := KernelSlow{Name: a.c.kernelNames.name(id), Count: len(ds), MedianNs: round1(medianOf(ds))}
+		k := KernelSlow{Name: a.c.kernelNames.name(id), Count: len(ds), MedianNs: round1(Median(ds))}
 		if m, ok := a.calmKernel[id]; ok {
 			k.CalmMedianNs = round1(m)
 			if k.CalmMedianNs > 0 {

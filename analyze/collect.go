@@ -394,7 +394,7 @@ func (s *span) add(lo, hi int64) {
 func newSpan() span { return span{math.MaxInt64, math.MinInt64} }
 
 type collector struct {
-	apiTables *apiTables // the per-API tables, made ahead (analyzeRanks); nil: apiStats makes them
+	apiTables *apiTables // the per-API tables, made ahead (analyzeProcesses); nil: apiStats makes them
 
 	// API
 	apiNames *interner
@@ -428,22 +428,21 @@ type collector struct {
 	kernelBy, memcpyBy, memsetBy byPid[pidWork]
 	pidGPU                       map[int64]pidWork
 	longMu                       sync.Mutex
-	// Split (procsplit.go): a process's analysis hands its merged GPU
-	// work to the whole trace's (handoff, set on the process's collector),
-	// which takes it as sortedWork instead of merging those streams again;
-	// splitMu guards the whole trace's work maps meanwhile.
-	handoff    func(map[streamKey][]gpuWork)
+	// Split (procsplit.go): a process's collector knows the whole file's
+	// (whole): its analysis hands it its merged GPU work, which the whole
+	// trace's takes as sortedWork instead of merging those streams again;
+	// splitMu guards the whole trace's work maps meanwhile. Done, a
+	// process's analysis gives back its annotated calls and its
+	// fault-driven activity (output): each call's overlap, stream and
+	// waited work, and the union, are the same in the whole analysis,
+	// which takes them (procCalls, procUnion) instead of computing them.
+	whole      *collector
 	sortedWork map[streamKey][]gpuWork
 	splitMu    sync.Mutex
 	ords       *procOrds // each record's process, while split runs
-	// Done, a process's analysis gives back its annotated calls and its
-	// fault-driven activity (giveBack): each call's overlap, stream and
-	// waited work, and the union, are the same in the whole analysis,
-	// which takes them (procCalls, procUnion) instead of computing them.
-	giveBack  func(calls []call, union map[int64][]span)
-	procCalls map[int64][]call
-	procUnion map[int64][]span
-	longWork  map[longKey]int64
+	procCalls  map[int64][]call
+	procUnion  map[int64][]span
+	longWork   map[longKey]int64
 	// Sync records
 	syncStream map[pidCorr]int64
 	// UM
@@ -1045,7 +1044,7 @@ func (c *collector) addNVTX(r arrow.RecordBatch) {
 				if int(local[k]) == len(c.nvtxMeta) {
 					// A new name (ids are handed out in order): what a
 					// job needs of it, looked at once.
-					c.nvtxMeta = append(c.nvtxMeta, nvtxMeta{rank: rankFromText(v), coll: IsCollectiveRange(v)})
+					c.nvtxMeta = append(c.nvtxMeta, nvtxMeta{rank: RankFromText(v), coll: IsCollectiveRange(v)})
 				}
 			}
 			id = local[k]

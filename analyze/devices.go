@@ -91,7 +91,9 @@ func RankFromEnv(env map[string]string) (int, string) {
 	return -1, ""
 }
 
-func rankFromText(s string) int {
+// RankFromText returns the rank a text names ("rank 3", "RANK=3",
+// "[rank:3]"), or -1.
+func RankFromText(s string) int {
 	if !mayHaveRank(s) {
 		return -1
 	}
@@ -139,7 +141,7 @@ type multiData struct {
 	memEvents []memEvent
 	failures  []failedAlloc
 	procs     map[int64]*multiData
-	nccl      []collective // a process's NCCL kernels (a job's collectives)
+	nccl      []Collective // a process's NCCL kernels (a job's collectives)
 	mu        sync.Mutex   // the taps of different tables run concurrently
 	// procDev's cache: rows of one device come in runs.
 	lastID  int64
@@ -346,7 +348,7 @@ func kernelTap(names *sourceNames, proc func(int64) *multiData) func(arrow.Recor
 			d.d.NCCLNs += dur
 			x := m.pidNCCL[p]
 			m.pidNCCL[p] = [2]int64{x[0] + 1, x[1] + dur}
-			m.nccl = append(m.nccl, collective{short, st.Value(i), en.Value(i)})
+			m.nccl = append(m.nccl, Collective{short, st.Value(i), en.Value(i)})
 		}
 	}
 }
@@ -693,8 +695,8 @@ func (a *analysis) multiFigures() {
 			pr.Rank, pr.RankSource = envRank, envSrc
 		case nvtxRank[p] > 0 || hasKey(nvtxRank, p):
 			pr.Rank, pr.RankSource = nvtxRank[p], "nvtx"
-		case rankFromText(pr.Name) >= 0:
-			pr.Rank, pr.RankSource = rankFromText(pr.Name), "process name"
+		case RankFromText(pr.Name) >= 0:
+			pr.Rank, pr.RankSource = RankFromText(pr.Name), "process name"
 		}
 		pr.Devices = slices.Clone(devsOf[p])
 		slices.Sort(pr.Devices)

@@ -17,9 +17,13 @@ type Options struct {
 	// sites) in the result.
 	TopN int
 	// SplitProcesses: when the trace holds several CUDA processes, the
-	// same pass also analyzes each of them on its own, for AnalyzeJob
-	// (JobInput.Whole) to use, as a job of one file does.
+	// same pass also analyzes each of them on its own and reads the
+	// collectives a job needs (File.Processes, File.Collectives).
 	SplitProcesses bool
+	// SyncSamples: keep every host-blocking call's duration (File.Sync),
+	// for diff's significance tests. Not part of the analysis's figures,
+	// so not of its options' identity (json "-": batch's cache key).
+	SyncSamples bool `json:"-"`
 }
 
 // Thresholds are the storm detector's parameters. Every field can be set

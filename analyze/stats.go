@@ -90,8 +90,9 @@ func quantileF(sorted []float64, p float64) float64 {
 	return sorted[lo] + (h-float64(lo))*(sorted[hi]-sorted[lo])
 }
 
-// medianOf returns the median of vals without modifying it.
-func medianOf(vals []int64) float64 {
+// Median returns the median of vals (type 7: the mean of the middle two
+// of an even count) without modifying it.
+func Median(vals []int64) float64 {
 	f := make([]float64, len(vals))
 	for i, v := range vals {
 		f[i] = float64(v)

@@ -565,15 +565,22 @@ func FormatNs(ns float64) string { return fmtNs(int64(ns)) }
 // the analysis then took, and the peak went down without it: 30M rows
 // 610 -> 596 MiB, 7.8 -> 7.3 s.)
 
-// apiTables are apiStats' tables made ahead (analyzeRanks).
-type apiTables struct{ apis, sync []APIStats }
+// apiTables are apiStats' tables made ahead (analyzeProcesses), with
+// its samples when asked for.
+type apiTables struct {
+	apis, sync []APIStats
+	samples    map[string][]int64
+}
 
 func (a *analysis) apiStats() {
 	c := a.c
 	r := &a.res
 	if t := c.apiTables; t != nil {
-		r.APIs, r.SyncAPIs = t.apis, t.sync
+		r.APIs, r.SyncAPIs, a.sync = t.apis, t.sync, t.samples
 		return
+	}
+	if a.opts.SyncSamples {
+		a.sync = map[string][]int64{}
 	}
 	r.APIs = []APIStats{}
 	r.SyncAPIs = []APIStats{}
@@ -583,6 +590,9 @@ func (a *analysis) apiStats() {
 		if cl, ok := HostBlocking[name]; ok {
 			s.Kind = cl.Kind
 			r.SyncAPIs = append(r.SyncAPIs, s)
+			if a.sync != nil {
+				a.sync[name] = samplesOf(ds)
+			}
 		}
 		r.APIs = append(r.APIs, s)
 	}

@@ -31,7 +31,7 @@ const Method = "two-sided Mann-Whitney U test (normal approximation with tie and
 // Side is one trace of the comparison.
 type Side struct {
 	Result *analyze.Result
-	Sync   map[string][]int64 // analyze.SyncSamples
+	Sync   map[string][]int64 // analyze.File.Sync
 }
 
 // Row is one compared metric. Lower is better for every metric.
