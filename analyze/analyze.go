@@ -116,7 +116,7 @@ func (e *StepRangeError) Error() string {
 
 // rangeNames lists the distinct range names (digit runs as N) with their
 // counts, most frequent first, at most 12.
-func (c *collector) rangeNames(rs []rangeRec) []string {
+func (c *rangeTable) rangeNames(rs []rangeRec) []string {
 	count := map[string]int{}
 	for i := range rs {
 		count[digitsToN(c.rangeName(c.wide(&rs[i])))]++
@@ -140,6 +140,7 @@ func (c *collector) rangeNames(rs []rangeRec) []string {
 func (a *analysis) run() (*output, error) {
 	c := a.c
 	a.res = Result{SchemaVersion: SchemaVersion, Thresholds: a.th}
+	sum, tl, dev := summarizer{a}, timeliner{a}, devicer{a}
 	// Phases that touch disjoint data run concurrently (traces reach tens
 	// of millions of rows; the machine has more than one core).
 	for _, p := range []struct {
@@ -156,11 +157,11 @@ func (a *analysis) run() (*output, error) {
 		{"attributeWaits", []func(){a.attributeWaits}},
 		// umSummary needs no episodes; stepRows and the timeline read
 		// them and write disjoint parts of the result.
-		{"episodes+stats+um", []func(){a.findEpisodes, a.stats, a.umSummary}},
-		{"steps+timeline", []func(){a.stepRows, a.timeline, a.charts}},
-		{"verdict", []func(){func() { a.verdict(); a.headline(); a.mitigations() }}},
-		{"devices", []func(){func() { a.multiFigures(); a.laneStorms(); a.deviceLanes() }}},
-		{"sanitizer", []func(){func() { a.res.Sanitizer = a.sanitizerReport(a.opts.Sanitizer); a.warnings() }}},
+		{"episodes+stats+um", []func(){a.findEpisodes, sum.stats, sum.umSummary}},
+		{"steps+timeline", []func(){sum.stepRows, tl.timeline, tl.charts}},
+		{"verdict", []func(){func() { sum.verdict(); sum.headline(); sum.mitigations() }}},
+		{"devices", []func(){func() { dev.multiFigures(); tl.laneStorms(); tl.deviceLanes() }}},
+		{"sanitizer", []func(){func() { a.res.Sanitizer = dev.sanitizerReport(a.opts.Sanitizer); sum.warnings() }}},
 	} {
 		done := phase(p.name)
 		parallel(p.fns...)
@@ -890,18 +891,19 @@ func (a *analysis) findEpisodes() {
 	// The calm medians of every kernel run in any episode, in one pass
 	// over the kernels (a pass per episode read every kernel of the
 	// trace once per episode: 1.4 s of 2M kernel names).
-	a.calmKernels(func(mark func(int32)) {
+	ev := evidencer{a}
+	ev.calmKernels(func(mark func(int32)) {
 		for _, es := range [][]Episode{a.res.Episodes, a.res.Isolated} {
 			for i := range es {
-				a.kernelsIn(es[i].StartNs, es[i].EndNs, func(name int32, _ int64) { mark(name) })
+				ev.kernelsIn(es[i].StartNs, es[i].EndNs, func(name int32, _ int64) { mark(name) })
 			}
 		}
 	})
 	for i := range a.res.Episodes {
-		a.evidence(&a.res.Episodes[i])
+		ev.evidence(&a.res.Episodes[i])
 	}
 	for i := range a.res.Isolated {
-		a.evidence(&a.res.Isolated[i])
+		ev.evidence(&a.res.Isolated[i])
 	}
 }
 
@@ -946,7 +948,7 @@ func (a *analysis) inStorm(t int64) bool {
 }
 
 // evidence fills an episode's evidence from everything in its window.
-func (a *analysis) evidence(e *Episode) {
+func (a evidencer) evidence(e *Episode) {
 	c := a.c
 	e.DurationNs = e.EndNs - e.StartNs
 	lo, hi := e.StartNs, e.EndNs
@@ -1003,7 +1005,7 @@ func (a *analysis) evidence(e *Episode) {
 
 // kernelSlowdown compares kernels that started in [lo,hi) with their runs
 // outside every storm episode.
-func (a *analysis) kernelSlowdown(lo, hi int64) []KernelSlow {
+func (a evidencer) kernelSlowdown(lo, hi int64) []KernelSlow {
 	in := map[int32][]int64{}
 	a.kernelsIn(lo, hi, func(name int32, d int64) { in[name] = append(in[name], d) })
 	// Calm medians of the kernels seen here that calmKernels was not
@@ -1044,7 +1046,7 @@ func (a *analysis) kernelSlowdown(lo, hi int64) []KernelSlow {
 
 // kernelsIn calls fn with the name id and duration of each named kernel
 // that started in [lo,hi).
-func (a *analysis) kernelsIn(lo, hi int64, fn func(name int32, d int64)) {
+func (a evidencer) kernelsIn(lo, hi int64, fn func(name int32, d int64)) {
 	for k, ws := range a.work {
 		// ws is sorted by end; kernels starting in the window end at or
 		// after lo, and before hi plus the stream's longest run.
@@ -1062,7 +1064,7 @@ func (a *analysis) kernelsIn(lo, hi int64, fn func(name int32, d int64)) {
 // calmKernels computes the calm median (runs outside every storm) of the
 // kernel name ids that ids marks and no earlier call computed, in one
 // pass over the kernels.
-func (a *analysis) calmKernels(ids func(mark func(int32))) {
+func (a evidencer) calmKernels(ids func(mark func(int32))) {
 	if a.calmDone == nil {
 		a.calmKernel = map[int32]float64{}
 		a.calmDone = make([]bool, a.c.kernelNames.Len())
@@ -1160,7 +1162,7 @@ func (g *migAgg) list() []MigrationAgg {
 // id when want is nil) with the durations of its runs that keep returns
 // true for, sorted ascending. ds is a buffer reused for the next id: fn
 // must not keep it.
-func (a *analysis) kernelSamples(want []bool, keep func(w gpuWork, start int64) bool, fn func(id int32, ds []float64)) {
+func (a evidencer) kernelSamples(want []bool, keep func(w gpuWork, start int64) bool, fn func(id int32, ds []float64)) {
 	counts := make([]int, a.c.kernelNames.Len())
 	for k, ws := range a.work {
 		for _, w := range ws {
@@ -1206,3 +1208,15 @@ func (a *analysis) kernelSamples(want []bool, keep func(w gpuWork, start int64) 
 		fn(int32(id), ds)
 	}
 }
+
+// The analysis's later stages are types of their own over the same
+// state, each with the methods of one stage: evidencer (the kernel
+// evidence of episodes), summarizer (statistics, UM summary, step rows,
+// verdict, headline, warnings, mitigations), timeliner (timeline, lanes,
+// charts) and devicer (per-device and memory figures, sanitizer findings).
+type (
+	evidencer  struct{ *analysis }
+	summarizer struct{ *analysis }
+	timeliner  struct{ *analysis }
+	devicer    struct{ *analysis }
+)

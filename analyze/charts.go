@@ -40,7 +40,7 @@ type Charts struct {
 
 // charts fills Result.Charts from the host-blocking calls (after
 // markStalls and stepRows).
-func (a *analysis) charts() {
+func (a timeliner) charts() {
 	c := a.c
 	ch := &a.res.Charts
 	ch.SyncHistograms = []LatencyHist{}

@@ -286,6 +286,20 @@ type rangeKey struct {
 	nameID int32 // -1 for a null name
 }
 
+// rangeTable holds the NVTX ranges collect read, in table order, and what
+// names them: each range's key stands for its (process, name) pair.
+type rangeTable struct {
+	ranges    []rangeRec
+	rangeBuf  chunks.List[rangeRec] // ranges while collecting, where ranges was not sized up front
+	rangeKeys []rangeKey            // by rangeRec.key
+	longEnds  map[uint32]int64      // the ends of long ranges, by their keys
+	rangePids []int64               // by rangeKey.proc
+	rangeProc map[int64]int32       // the other way round, while collecting
+	nameKey   []uint32              // while collecting: by name id + 1, the key of its first process's ranges + 1
+	pairKey   map[rangeKey]uint32   // while collecting: keys of names' other processes
+	nvtxNames *rangeNameTable
+}
+
 // rangeView is what a job's collectives need of the collected ranges.
 type rangeView struct {
 	ranges   []rangeRec
@@ -303,20 +317,20 @@ func rangeEnd(r *rangeRec, longEnds map[uint32]int64) int64 {
 }
 
 // wide returns r as an nvtxRange.
-func (c *collector) wide(r *rangeRec) nvtxRange {
+func (c *rangeTable) wide(r *rangeRec) nvtxRange {
 	k := c.rangeKeys[r.key]
 	return nvtxRange{start: r.start, end: rangeEnd(r, c.longEnds), proc: k.proc, nameID: k.nameID}
 }
 
 // rangePid is r's process.
-func (c *collector) rangePid(r *rangeRec) int64 { return c.rangePids[c.rangeKeys[r.key].proc] }
+func (c *rangeTable) rangePid(r *rangeRec) int64 { return c.rangePids[c.rangeKeys[r.key].proc] }
 
 // rangeNameID is r's name id (-1 for a null name).
-func (c *collector) rangeNameID(r *rangeRec) int32 { return c.rangeKeys[r.key].nameID }
+func (c *rangeTable) rangeNameID(r *rangeRec) int32 { return c.rangeKeys[r.key].nameID }
 
 // newRange returns the range [s, e) of key's process and name; a long one
 // gets a key of its own, which holds its end.
-func (c *collector) newRange(s, e int64, key uint32) rangeRec {
+func (c *rangeTable) newRange(s, e int64, key uint32) rangeRec {
 	if d := e - s; d >= 0 && d < longRange {
 		return rangeRec{start: s, dur: uint32(d), key: key}
 	}
@@ -330,7 +344,7 @@ func (c *collector) newRange(s, e int64, key uint32) rangeRec {
 }
 
 // rangeKeyOf returns the key of process proc's ranges named id.
-func (c *collector) rangeKeyOf(proc, id int32) uint32 {
+func (c *rangeTable) rangeKeyOf(proc, id int32) uint32 {
 	i := int(id) + 1
 	if i >= len(c.nameKey) {
 		c.nameKey = append(c.nameKey, make([]uint32, i+1-len(c.nameKey))...)
@@ -357,7 +371,7 @@ func (c *collector) rangeKeyOf(proc, id int32) uint32 {
 	return k2
 }
 
-func (c *collector) addRangeKey(proc, id int32) uint32 {
+func (c *rangeTable) addRangeKey(proc, id int32) uint32 {
 	if len(c.rangeKeys) >= longRange {
 		panic("analyze: more than 2^32-1 NVTX range keys")
 	}
@@ -366,7 +380,7 @@ func (c *collector) addRangeKey(proc, id int32) uint32 {
 }
 
 // rangeName is r's name ("" for a null one).
-func (c *collector) rangeName(r nvtxRange) string {
+func (c *rangeTable) rangeName(r nvtxRange) string {
 	if r.nameID < 0 {
 		return ""
 	}
@@ -454,16 +468,8 @@ type collector struct {
 	allocs     []alloc
 	// Per-device and memory figures (devices.go), fed by the same pass.
 	multi *multiData
-	// NVTX, threads, GPUs
-	ranges    []rangeRec
-	rangeBuf  chunks.List[rangeRec] // ranges while collecting, where ranges was not sized up front
-	rangeKeys []rangeKey            // by rangeRec.key
-	longEnds  map[uint32]int64      // the ends of long ranges, by their keys
-	rangePids []int64               // by rangeKey.proc
-	rangeProc map[int64]int32       // the other way round, while collecting
-	nameKey   []uint32              // while collecting: by name id + 1, the key of its first process's ranges + 1
-	pairKey   map[rangeKey]uint32   // while collecting: keys of names' other processes
-	nvtxNames *rangeNameTable
+	// NVTX ranges (rangeTable), threads, GPUs
+	rangeTable
 	// For a job (collectives): per NVTX name id what a job needs of it,
 	// and per process the rank its NVTX rows name (its collective ranges
 	// are taken from ranges after the analysis, collectiveRanges).
@@ -523,7 +529,7 @@ func collect(src ingest.Source) (*collector, error) {
 
 func newCollector() *collector {
 	c := &collector{
-		apiNames: newInterner(), kernelNames: newInterner(), siteNames: newInterner(), nvtxNames: newRangeNameTable(),
+		apiNames: newInterner(), kernelNames: newInterner(), siteNames: newInterner(), rangeTable: rangeTable{nvtxNames: newRangeNameTable()},
 		threads: map[streamKey]bool{}, kernels: map[streamKey]*chunks.List[gpuWork]{}, copies: map[streamKey]*chunks.List[gpuWork]{},
 		memsets: map[streamKey]*chunks.List[gpuWork]{}, copyStream: map[pidCorr]int64{}, setStream: map[pidCorr]int64{},
 		syncStream: map[pidCorr]int64{}, threadNames: map[streamKey]string{},

@@ -508,7 +508,7 @@ func copyKindName(k int32) string {
 
 // multiFigures fills Devices, Processes, the episodes' pid and device, and
 // Memory. It runs after the verdict (it needs the storm episodes).
-func (a *analysis) multiFigures() {
+func (a devicer) multiFigures() {
 	c := a.c
 	pids := map[int64]bool{}
 	for k := range c.threads {

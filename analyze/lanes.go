@@ -25,7 +25,7 @@ const HostLane = -1
 // lanes add up to Timeline.Bins. It runs after multiFigures (it needs the
 // devices and the episodes' device); it reads the kernel, memcpy and memset
 // tables a second time, which only such traces pay.
-func (a *analysis) deviceLanes() {
+func (a timeliner) deviceLanes() {
 	tl := &a.res.Timeline
 	if len(tl.Lanes) > 0 || tl.BinNs <= 0 || len(a.res.Devices) < 2 || a.multiErr != nil {
 		return
@@ -163,7 +163,7 @@ func (a *analysis) deviceLanes() {
 }
 
 // newBins returns TimelineBins empty bins on the timeline's edges.
-func (a *analysis) newBins() []TimelineBin {
+func (a timeliner) newBins() []TimelineBin {
 	bins := make([]TimelineBin, TimelineBins)
 	for i := range bins {
 		bins[i].StartNs = a.lo + int64(i)*a.res.Timeline.BinNs

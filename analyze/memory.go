@@ -61,7 +61,7 @@ func hostKind(k int32) bool    { return k == 0 || k == 1 }
 
 type memLive struct{ dev, man int64 }
 
-func (a *analysis) memory(md *multiData) {
+func (a devicer) memory(md *multiData) {
 	if len(md.memEvents) == 0 && len(md.failures) == 0 {
 		return
 	}
@@ -198,7 +198,7 @@ func (l *memLive) sub(b int64, k int32) { l.add(-b, k) }
 
 // failureDevice is the device a failed allocation of pid was for: the one
 // device the pid allocated on, else the one device of the trace, else -1.
-func (a *analysis) failureDevice(pid int64, md *multiData, live map[int64]memLive) int64 {
+func (a devicer) failureDevice(pid int64, md *multiData, live map[int64]memLive) int64 {
 	seen := map[int64]bool{}
 	for _, ev := range md.memEvents {
 		if ev.pid == pid && !hostKind(ev.kind) {
@@ -237,7 +237,7 @@ func failureText(f AllocFailure) string {
 }
 
 // relToStorms places t relative to the storm episodes.
-func (a *analysis) relToStorms(t int64) (string, int) {
+func (a devicer) relToStorms(t int64) (string, int) {
 	if len(a.res.Episodes) == 0 {
 		return "no storm", 0
 	}

@@ -200,7 +200,7 @@ func take[T any](s []T, l *ordList, k int) []T {
 // names, lookup maps and GPU list shared read-only.
 func (c *collector) process(p int64) *collector {
 	pc := &collector{
-		apiNames: c.apiNames, kernelNames: c.kernelNames, siteNames: c.siteNames, nvtxNames: c.nvtxNames, nvtxMeta: c.nvtxMeta,
+		apiNames: c.apiNames, kernelNames: c.kernelNames, siteNames: c.siteNames, rangeTable: rangeTable{nvtxNames: c.nvtxNames}, nvtxMeta: c.nvtxMeta,
 		copyStream: c.copyStream, setStream: c.setStream, syncStream: c.syncStream, longWork: c.longWork,
 		threadNames: c.threadNames, gpus: c.gpus,
 		apiSpan: newSpan(), gpuSpan: newSpan(), longAPI: map[int32][]int64{}, firstRT: map[int64]*call{},

@@ -40,7 +40,7 @@ type SanitizerGroup struct {
 }
 
 // sanitizerReport joins the logs' findings to the trace's kernels.
-func (a *analysis) sanitizerReport(logs []SanitizerInput) *SanitizerReport {
+func (a devicer) sanitizerReport(logs []SanitizerInput) *SanitizerReport {
 	if len(logs) == 0 {
 		return nil
 	}

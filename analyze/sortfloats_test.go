@@ -112,7 +112,7 @@ func TestKernelSamples(t *testing.T) {
 			}
 		}
 		got := map[int32][]float64{}
-		a.kernelSamples(want, keep, func(id int32, ds []float64) {
+		evidencer{a}.kernelSamples(want, keep, func(id int32, ds []float64) {
 			if _, dup := got[id]; dup {
 				t.Errorf("name %d handed twice", id)
 			}

@@ -14,7 +14,7 @@ import (
 )
 
 // stats fills the per-API, per-kernel, per-thread and per-stream tables.
-func (a *analysis) stats() {
+func (a summarizer) stats() {
 	c := a.c
 	r := &a.res
 
@@ -85,7 +85,7 @@ func (a *analysis) stats() {
 	for _, id := range top {
 		want[id] = true
 	}
-	a.kernelSamples(want, func(gpuWork, int64) bool { return true }, func(id int32, ds []float64) {
+	evidencer{a.analysis}.kernelSamples(want, func(gpuWork, int64) bool { return true }, func(id int32, ds []float64) {
 		r.Kernels = append(r.Kernels, Kernel{Name: names.name(id), Dist: summarizeSorted(ds)})
 	})
 	slices.SortFunc(r.Kernels, func(x, y Kernel) int { return cmp.Or(cmp.Compare(y.Total, x.Total), cmp.Compare(x.Name, y.Name)) })
@@ -135,7 +135,7 @@ func groupsBy[K comparable](m map[K][]int64, limit int, name func(K) string, res
 }
 
 // umSummary fills the unified-memory section.
-func (a *analysis) umSummary() {
+func (a summarizer) umSummary() {
 	c := a.c
 	u := &a.res.UnifiedMemory
 	u.FaultTables = a.info.HasGPUFaultTable || a.info.HasCPUFaultTable
@@ -179,7 +179,7 @@ func (a *analysis) umSummary() {
 // are value records in one slice, found through a start → index map (and
 // the last range hit, since consecutive records often share one); each
 // range's score is computed once, and only the top ranges are formatted.
-func (a *analysis) topRanges() []AddrRange {
+func (a summarizer) topRanges() []AddrRange {
 	c := a.c
 	allocs := slices.Clone(c.allocs)
 	slices.SortFunc(allocs, func(x, y alloc) int { return cmp.Or(cmp.Compare(x.addr, y.addr), cmp.Compare(y.bytes, x.bytes)) })
@@ -285,7 +285,7 @@ func hexCmp(x, y uint64) int {
 }
 
 // stepRows fills the per-step table.
-func (a *analysis) stepRows() {
+func (a summarizer) stepRows() {
 	st := &a.res.Steps
 	st.Rows = make([]Step, 0, len(a.steps))
 	if len(a.steps) == 0 {
@@ -357,7 +357,7 @@ func (a *analysis) stepRows() {
 }
 
 // verdict decides storm / no_storm / insufficient_data and says why.
-func (a *analysis) verdict() {
+func (a summarizer) verdict() {
 	r := &a.res
 	c := a.c
 	u := &r.UnifiedMemory
@@ -454,7 +454,7 @@ func collection(flag *bool, rows bool) string {
 	return CollectionUnknown
 }
 
-func (a *analysis) headline() {
+func (a summarizer) headline() {
 	r := &a.res
 	h := &r.Headline
 	c := a.c
@@ -505,7 +505,7 @@ func (a *analysis) headline() {
 	h.StepP50Ns, h.StepP99Ns = r.Steps.Duration.Median, r.Steps.Duration.P99
 }
 
-func (a *analysis) warnings() {
+func (a summarizer) warnings() {
 	r := &a.res
 	r.Warnings = []string{}
 	in := a.info
@@ -629,7 +629,7 @@ func (a *analysis) apiStats() {
 
 // timeline bins the trace span into TimelineBins equal bins, and by
 // process when there are several.
-func (a *analysis) timeline() {
+func (a timeliner) timeline() {
 	tl := &a.res.Timeline
 	tl.StartNs = a.lo
 	tl.Bins = []TimelineBin{}
@@ -662,7 +662,7 @@ func (a *analysis) timeline() {
 
 // fillBins adds the host-blocking calls, faults and fault-driven
 // migrations of the processes keep accepts to bins.
-func (a *analysis) fillBins(bins []TimelineBin, keep func(pid int64) bool) []TimelineBin {
+func (a timeliner) fillBins(bins []TimelineBin, keep func(pid int64) bool) []TimelineBin {
 	binNs := a.res.Timeline.BinNs
 	bin := func(t int64) int {
 		return min(max(int((t-a.lo)/binNs), 0), TimelineBins-1)
@@ -703,7 +703,7 @@ func (a *analysis) fillBins(bins []TimelineBin, keep func(pid int64) bool) []Tim
 
 // markStorms sets Storm on the bins that episodes of the processes keep
 // accepts overlap.
-func (a *analysis) markStorms(bins []TimelineBin, keep func(pid int64) bool) {
+func (a timeliner) markStorms(bins []TimelineBin, keep func(pid int64) bool) {
 	binNs := a.res.Timeline.BinNs
 	if binNs <= 0 {
 		return
@@ -723,7 +723,7 @@ func (a *analysis) markStorms(bins []TimelineBin, keep func(pid int64) bool) {
 
 // laneStorms marks each lane's own episodes; it runs after the episodes
 // got their process (multiFigures).
-func (a *analysis) laneStorms() {
+func (a timeliner) laneStorms() {
 	for i := range a.res.Timeline.Lanes {
 		l := &a.res.Timeline.Lanes[i]
 		a.markStorms(l.Bins, func(q int64) bool { return q == l.Pid })
