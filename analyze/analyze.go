@@ -431,7 +431,6 @@ var stepWords = regexp.MustCompile(`(?i)step|iter|batch|epoch`)
 func (a *analysis) findSteps() {
 	st := &a.res.Steps
 	rs := a.c.ranges
-	rkeys, longEnds := a.c.rangeKeys, a.c.longEnds
 	if len(rs) == 0 {
 		st.Source = "no NVTX ranges in the trace"
 		if a.opts.StepRange != "" {
@@ -439,18 +438,55 @@ func (a *analysis) findSteps() {
 		}
 		return
 	}
+	groups := rangeGroups(&a.c.rangeTable, a.opts.StepRange)
+	cands := stepCandidates(&a.c.rangeTable, groups, a.opts.StepRange)
+	if len(cands) == 0 {
+		if a.opts.StepRange != "" {
+			st.Source = fmt.Sprintf("--step-range %q matched fewer than 2 NVTX ranges", a.opts.StepRange)
+			a.stepErr = &StepRangeError{Range: a.opts.StepRange, Matched: len(groups[a.opts.StepRange]), Names: a.c.rangeNames(rs)}
+		} else {
+			st.Source = "no NVTX range repeats without overlapping"
+		}
+		return
+	}
+	slices.SortFunc(cands, func(x, y stepCand) int {
+		if x.word != y.word {
+			if x.word {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(y.total, x.total), cmp.Compare(x.key, y.key))
+	})
+	best := cands[0]
+	a.steps = make([]nvtxRange, len(best.rs))
+	for i, j := range best.rs {
+		a.steps[i] = a.c.wide(&rs[j])
+	}
+	st.Range = best.key
+	st.Source = "detected"
+	if a.opts.StepRange != "" {
+		st.Source = "--step-range"
+	}
+}
+
+// rangeGroups groups rt's ranges (as indices into rt.ranges, in range
+// order) by key: the name with digit runs as N, or stepRange for the
+// ranges it names when it is set (the others are left out).
+func rangeGroups(rt *rangeTable, stepRange string) map[string][]int32 {
+	rs, rkeys := rt.ranges, rt.rangeKeys
 	// Group ranges by key (the name with digit runs as N). Each distinct
 	// name's group is found once: the regexp and hashing long names per
 	// range were the cost on traces with millions of ranges.
 	var keys []string
 	index := map[string]int32{}
 	groupOf := func(name func() string, key string) int32 { // -1: not a candidate
-		if a.opts.StepRange != "" {
+		if stepRange != "" {
 			name := name()
-			if name != a.opts.StepRange && key != a.opts.StepRange && !strings.HasPrefix(name, a.opts.StepRange) {
+			if name != stepRange && key != stepRange && !strings.HasPrefix(name, stepRange) {
 				return -1
 			}
-			key = a.opts.StepRange
+			key = stepRange
 		}
 		g, ok := index[key]
 		if !ok {
@@ -460,7 +496,7 @@ func (a *analysis) findSteps() {
 		}
 		return g
 	}
-	byID := make([]int32, a.c.nvtxNames.Len())
+	byID := make([]int32, rt.nvtxNames.Len())
 	for i := range byID {
 		byID[i] = -2 // not looked up yet
 	}
@@ -480,7 +516,7 @@ func (a *analysis) findSteps() {
 		case byID[id] != -2:
 			g = byID[id]
 		default:
-			g = groupOf(func() string { return a.c.nvtxNames.name(id) }, a.c.nvtxNames.key(id))
+			g = groupOf(func() string { return rt.nvtxNames.name(id) }, rt.nvtxNames.key(id))
 			byID[id] = g
 		}
 		gOf[i] = g
@@ -511,15 +547,25 @@ func (a *analysis) findSteps() {
 	for g, key := range keys {
 		groups[key] = lists[g]
 	}
-	type cand struct {
-		key   string
-		rs    []int32
-		total int64
-		word  bool
-	}
-	var cands []cand
+	return groups
+}
+
+// stepCand is a group of ranges that may be the steps.
+type stepCand struct {
+	key   string
+	rs    []int32
+	total int64
+	word  bool
+}
+
+// stepCandidates sorts each group by time and keeps those that can be
+// steps: repeated (twice with stepRange, else three times) and, unless
+// stepRange names them, not overlapping within a process.
+func stepCandidates(rt *rangeTable, groups map[string][]int32, stepRange string) []stepCand {
+	rs, rkeys, longEnds := rt.ranges, rt.rangeKeys, rt.longEnds
+	var cands []stepCand
 	for key, g := range groups {
-		if len(g) < 2 || (a.opts.StepRange == "" && len(g) < 3) {
+		if len(g) < 2 || (stepRange == "" && len(g) < 3) {
 			continue
 		}
 		radix.SortByKey(g, func(i *int32) uint64 { return radix.TimeKey(rs[*i].start) }, func(x, y int32) int {
@@ -536,39 +582,12 @@ func (a *analysis) findSteps() {
 				}
 			}
 		}
-		if !ok && a.opts.StepRange == "" {
+		if !ok && stepRange == "" {
 			continue
 		}
-		cands = append(cands, cand{key, g, total, stepWords.MatchString(key)})
+		cands = append(cands, stepCand{key, g, total, stepWords.MatchString(key)})
 	}
-	if len(cands) == 0 {
-		if a.opts.StepRange != "" {
-			st.Source = fmt.Sprintf("--step-range %q matched fewer than 2 NVTX ranges", a.opts.StepRange)
-			a.stepErr = &StepRangeError{Range: a.opts.StepRange, Matched: len(groups[a.opts.StepRange]), Names: a.c.rangeNames(rs)}
-		} else {
-			st.Source = "no NVTX range repeats without overlapping"
-		}
-		return
-	}
-	slices.SortFunc(cands, func(x, y cand) int {
-		if x.word != y.word {
-			if x.word {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Or(cmp.Compare(y.total, x.total), cmp.Compare(x.key, y.key))
-	})
-	best := cands[0]
-	a.steps = make([]nvtxRange, len(best.rs))
-	for i, j := range best.rs {
-		a.steps[i] = a.c.wide(&rs[j])
-	}
-	st.Range = best.key
-	st.Source = "detected"
-	if a.opts.StepRange != "" {
-		st.Source = "--step-range"
-	}
+	return cands
 }
 
 // buildUnion merges fault-driven UM activity into disjoint intervals per process.

@@ -509,11 +509,6 @@ func copyKindName(k int32) string {
 // multiFigures fills Devices, Processes, the episodes' pid and device, and
 // Memory. It runs after the verdict (it needs the storm episodes).
 func (a devicer) multiFigures() {
-	c := a.c
-	pids := map[int64]bool{}
-	for k := range c.threads {
-		pids[k.pid] = true
-	}
 	gpus, err := readGPUs(a.src)
 	if err != nil {
 		a.multiErr = err
@@ -522,23 +517,34 @@ func (a devicer) multiFigures() {
 	a.gpus = gpus
 	md := a.c.multi
 	a.memory(md)
-	// Per process: its host-blocking calls.
-	type pacc struct {
-		durs   []float64
-		total  int64
-		gf, cf int64
-	}
-	procs := map[int64]*pacc{}
-	get := func(p int64) *pacc {
+	procs := procFigures(a.c)
+	mainDev, devsOf := mainDevices(md)
+	stormPid, stormDev := a.episodeOwners(procs, mainDev)
+	a.res.Devices = a.devices(md, stormDev)
+	a.res.Processes = a.processes(procs, devsOf, stormPid, md.pidNCCL)
+}
+
+// procAcc is one process's host-blocking calls and faults.
+type procAcc struct {
+	durs   []float64
+	total  int64
+	gf, cf int64
+}
+
+// procFigures sums each process's host-blocking calls and faults; every
+// process with threads or kernel time has an entry.
+func procFigures(c *collector) map[int64]*procAcc {
+	procs := map[int64]*procAcc{}
+	get := func(p int64) *procAcc {
 		x := procs[p]
 		if x == nil {
-			x = &pacc{}
+			x = &procAcc{}
 			procs[p] = x
 		}
 		return x
 	}
-	for p := range pids {
-		get(p)
+	for k := range c.threads {
+		get(k.pid)
 	}
 	for i := range c.calls {
 		cl := &c.calls[i]
@@ -552,12 +558,16 @@ func (a devicer) multiFigures() {
 	for _, f := range c.cfaults {
 		get(f.pid).cf++
 	}
-	for k := range md.pidDev {
+	for k := range c.multi.pidDev {
 		get(k.pid)
 	}
-	// Each process's main device: most kernel time, then most faults.
-	mainDev := map[int64]int64{}
-	devsOf := map[int64][]int64{}
+	return procs
+}
+
+// mainDevices returns each process's main device (most kernel time, then
+// most faults) and its devices.
+func mainDevices(md *multiData) (mainDev map[int64]int64, devsOf map[int64][]int64) {
+	mainDev, devsOf = map[int64]int64{}, map[int64][]int64{}
 	for k, ns := range md.pidDev {
 		devsOf[k.pid] = append(devsOf[k.pid], k.dev)
 		if cur, ok := mainDev[k.pid]; !ok || ns > md.pidDev[devKey{k.pid, cur}] || (ns == md.pidDev[devKey{k.pid, cur}] && k.dev < cur) {
@@ -574,53 +584,19 @@ func (a devicer) multiFigures() {
 			}
 		}
 	}
-	// Episodes: the pid with the most stalled time in the window, the
-	// device with the most GPU faults of that pid in it (else the pid's
-	// main device).
-	epPidDev := func(e *Episode) (int64, int64) {
-		stalled := map[int64]int64{}
-		for i := sort.Search(len(c.calls), func(i int) bool { return c.calls[i].start >= e.StartNs }); i < len(c.calls) && c.calls[i].start < e.EndNs; i++ {
-			if c.calls[i].stall {
-				stalled[c.calls[i].pid] += c.calls[i].dur()
-			}
-		}
-		best, bestNs := int64(-1), int64(-1)
-		for p, ns := range stalled {
-			if ns > bestNs || (ns == bestNs && p < best) {
-				best, bestNs = p, ns
-			}
-		}
-		if best < 0 && len(procs) == 1 {
-			for p := range procs {
-				best = p
-			}
-		}
-		faults := map[int64]int64{}
-		gf := c.gfaults // sorted by start (sortInputs)
-		for i := sort.Search(len(gf), func(i int) bool { return gf[i].start >= e.StartNs }); i < len(gf) && gf[i].start < e.EndNs; i++ {
-			if gf[i].pid == best {
-				faults[gf[i].dev] += gf[i].n
-			}
-		}
-		dv, dn := int64(-1), int64(0)
-		for d, n := range faults {
-			if n > dn || (n == dn && d < dv) {
-				dv, dn = d, n
-			}
-		}
-		if dv < 0 {
-			if m, ok := mainDev[best]; ok {
-				dv = m
-			}
-		}
-		return best, dv
-	}
-	stormPid := map[int64][2]int64{} // ns, count
-	stormDev := map[int64]int64{}
+	return mainDev, devsOf
+}
+
+// episodeOwners sets every episode's pid and device (episodeOwner) and
+// returns the storm episodes' time and count per process and time per
+// device.
+func (a devicer) episodeOwners(procs map[int64]*procAcc, mainDev map[int64]int64) (stormPid map[int64][2]int64, stormDev map[int64]int64) {
+	stormPid = map[int64][2]int64{} // ns, count
+	stormDev = map[int64]int64{}
 	for _, list := range []*[]Episode{&a.res.Episodes, &a.res.Isolated} {
 		for i := range *list {
 			e := &(*list)[i]
-			p, d := epPidDev(e)
+			p, d := episodeOwner(a.c, e, len(procs) == 1, procs, mainDev)
 			e.Pid, e.Device = p, d
 			if list == &a.res.Episodes {
 				x := stormPid[p]
@@ -629,7 +605,54 @@ func (a devicer) multiFigures() {
 			}
 		}
 	}
-	// Devices: every listed GPU and every device with activity.
+	return stormPid, stormDev
+}
+
+// episodeOwner returns the pid with the most stalled time in e's window
+// (the only process when there is one and none stalled), and the device
+// with the most GPU faults of that pid in it (else the pid's main device).
+func episodeOwner(c *collector, e *Episode, oneProc bool, procs map[int64]*procAcc, mainDev map[int64]int64) (int64, int64) {
+	stalled := map[int64]int64{}
+	for i := sort.Search(len(c.calls), func(i int) bool { return c.calls[i].start >= e.StartNs }); i < len(c.calls) && c.calls[i].start < e.EndNs; i++ {
+		if c.calls[i].stall {
+			stalled[c.calls[i].pid] += c.calls[i].dur()
+		}
+	}
+	best, bestNs := int64(-1), int64(-1)
+	for p, ns := range stalled {
+		if ns > bestNs || (ns == bestNs && p < best) {
+			best, bestNs = p, ns
+		}
+	}
+	if best < 0 && oneProc {
+		for p := range procs {
+			best = p
+		}
+	}
+	faults := map[int64]int64{}
+	gf := c.gfaults // sorted by start (sortInputs)
+	for i := sort.Search(len(gf), func(i int) bool { return gf[i].start >= e.StartNs }); i < len(gf) && gf[i].start < e.EndNs; i++ {
+		if gf[i].pid == best {
+			faults[gf[i].dev] += gf[i].n
+		}
+	}
+	dv, dn := int64(-1), int64(0)
+	for d, n := range faults {
+		if n > dn || (n == dn && d < dv) {
+			dv, dn = d, n
+		}
+	}
+	if dv < 0 {
+		if m, ok := mainDev[best]; ok {
+			dv = m
+		}
+	}
+	return best, dv
+}
+
+// devices lists every listed GPU and every device with activity, with its
+// storm time (stormDev) and memory peak (Result.Memory).
+func (a devicer) devices(md *multiData, stormDev map[int64]int64) []Device {
 	names := map[int64]string{}
 	for _, g := range a.gpus {
 		names[g.ID] = g.Name
@@ -643,7 +666,7 @@ func (a devicer) multiFigures() {
 			peaks[m.Device] = m.PeakBytes
 		}
 	}
-	a.res.Devices = []Device{}
+	out := []Device{}
 	for id, acc := range md.devs {
 		d := acc.d
 		d.Name = names[id]
@@ -666,28 +689,39 @@ func (a devicer) multiFigures() {
 		if p, ok := peaks[id]; ok {
 			d.PeakBytes = p
 		}
-		a.res.Devices = append(a.res.Devices, d)
+		out = append(out, d)
 	}
-	slices.SortFunc(a.res.Devices, func(x, y Device) int { return cmp.Compare(x.ID, y.ID) })
-	// Processes.
+	slices.SortFunc(out, func(x, y Device) int { return cmp.Compare(x.ID, y.ID) })
+	return out
+}
+
+// nvtxRanks returns the rank named by each process's first NVTX range
+// that names one. The rank a name names was found when the name was first
+// seen (nvtxMeta; a regexp per range took minutes on 2.5M ranges).
+func nvtxRanks(c *collector) map[int64]int {
 	nvtxRank := map[int64]int{}
-	// The rank a name names was found when the name was first seen
-	// (nvtxMeta; a regexp per range took minutes on 2.5M ranges).
 	for i := range c.ranges {
 		r := &c.ranges[i]
 		pid := c.rangePid(r)
 		if _, ok := nvtxRank[pid]; !ok {
 			n := -1 // a null name names no rank
 			if id := c.rangeNameID(r); id >= 0 {
-				n = c.nvtxMeta[id].rank // rankFromText of the name
+				n = c.nvtxMeta[id].rank // RankFromText of the name
 			}
 			if n >= 0 {
 				nvtxRank[pid] = n
 			}
 		}
 	}
+	return nvtxRank
+}
+
+// processes lists the processes (procs) with their rank, devices, sync
+// latency, storm time and NCCL kernels.
+func (a devicer) processes(procs map[int64]*procAcc, devsOf map[int64][]int64, stormPid map[int64][2]int64, pidNCCL map[int64][2]int64) []Process {
+	nvtxRank := nvtxRanks(a.c)
 	envRank, envSrc := RankFromEnv(a.info.LaunchEnv)
-	a.res.Processes = []Process{}
+	out := []Process{}
 	for p, x := range procs {
 		pr := Process{Pid: p, Name: a.info.ProcessNames[p], Rank: -1, HostBlockedNs: x.total, SyncCalls: len(x.durs), GPUFaults: x.gf, CPUFaults: x.cf}
 		switch {
@@ -711,11 +745,12 @@ func (a devicer) multiFigures() {
 		}
 		s := stormPid[p]
 		pr.StormNs, pr.Episodes = s[0], int(s[1])
-		n := md.pidNCCL[p]
+		n := pidNCCL[p]
 		pr.NCCLKernels, pr.NCCLNs = n[0], n[1]
-		a.res.Processes = append(a.res.Processes, pr)
+		out = append(out, pr)
 	}
-	slices.SortFunc(a.res.Processes, func(x, y Process) int { return cmp.Compare(x.Pid, y.Pid) })
+	slices.SortFunc(out, func(x, y Process) int { return cmp.Compare(x.Pid, y.Pid) })
+	return out
 }
 
 func hasKey[K comparable, V any](m map[K]V, k K) bool { _, ok := m[k]; return ok }

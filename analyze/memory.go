@@ -168,6 +168,15 @@ func (a devicer) memory(md *multiData) {
 		dm.PeakVsStorm, dm.PeakEpisode = a.relToStorms(dm.PeakAtNs)
 		m.Devices = append(m.Devices, *dm)
 	}
+	m.Failures = a.allocFailures(md, failLive, total)
+	a.res.Memory = m
+}
+
+// allocFailures describes md's failed allocations, each with what was
+// live on its device before it (failLive, by failure) and the device's
+// total memory (total, by device).
+func (a devicer) allocFailures(md *multiData, failLive []map[int64]memLive, total map[int64]int64) []AllocFailure {
+	out := []AllocFailure{}
 	for i, f := range md.failures {
 		af := AllocFailure{StartNs: f.t, Pid: f.pid, API: f.api, Device: -1, ApparentFree: -1}
 		af.Device = a.failureDevice(f.pid, md, failLive[i])
@@ -181,9 +190,9 @@ func (a devicer) memory(md *multiData) {
 		}
 		_, af.Episode = a.relToStorms(f.t)
 		af.Explanation = failureText(af)
-		m.Failures = append(m.Failures, af)
+		out = append(out, af)
 	}
-	a.res.Memory = m
+	return out
 }
 
 func (l *memLive) add(b int64, k int32) {
