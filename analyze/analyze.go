@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -30,11 +31,11 @@ func Analyze(src ingest.Source, opts Options) (*Result, error) {
 
 // collectCUDA reads src in collect's one pass, after checking that it
 // holds CUDA activity.
-func collectCUDA(src ingest.Source) (*collector, error) {
+func collectCUDA(src ingest.Source, phases io.Writer) (*collector, error) {
 	if err := hasCUDA(src); err != nil {
 		return nil, err
 	}
-	done := phase("collect")
+	done := phase(phases, "collect")
 	defer done()
 	return collect(src)
 }
@@ -163,7 +164,7 @@ func (a *analysis) run() (*output, error) {
 		{"devices", []func(){func() { dev.multiFigures(); tl.laneStorms(); tl.deviceLanes() }}},
 		{"sanitizer", []func(){func() { a.res.Sanitizer = dev.sanitizerReport(a.opts.Sanitizer); sum.warnings() }}},
 	} {
-		done := phase(p.name)
+		done := phase(a.opts.Phases, p.name)
 		parallel(p.fns...)
 		done()
 		if a.stepErr != nil {

@@ -71,7 +71,7 @@ type NVTXRank struct {
 // returns an error wrapping ingest.ErrNoCUDA when the trace holds no CUDA
 // activity.
 func AnalyzeFile(src ingest.Source, opts Options) (*File, error) {
-	c, err := collectCUDA(src)
+	c, err := collectCUDA(src, opts.Phases)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func AnalyzeFile(src ingest.Source, opts Options) (*File, error) {
 func analyzeProcesses(c *collector, src ingest.Source, pids []int64, opts Options) ([]*Result, error) {
 	// Sorted once here, the records each process's are filtered from
 	// come to its analysis in order.
-	done := phase("sort")
+	done := phase(opts.Phases, "sort")
 	c.sortRecords()
 	c.ords = c.markProcs(pids)
 	done()
@@ -126,7 +126,7 @@ func analyzeProcesses(c *collector, src ingest.Source, pids []int64, opts Option
 	apiDone := make(chan struct{})
 	go func() {
 		defer close(apiDone)
-		done := phase("apiStats")
+		done := phase(opts.Phases, "apiStats")
 		whole.apiStats()
 		done()
 	}()
@@ -136,7 +136,7 @@ func analyzeProcesses(c *collector, src ingest.Source, pids []int64, opts Option
 	popts.SyncSamples = false // the file's samples are the whole analysis's
 	parallelN(len(pids), make(chan struct{}, 2), func(k int) {
 		pid := pids[k]
-		done := phase("split")
+		done := phase(opts.Phases, "split")
 		pc := c.process(pid)
 		done()
 		out, err := analyzeCollected(pc, ProcessSource(src, pid), popts)

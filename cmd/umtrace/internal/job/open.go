@@ -3,6 +3,7 @@ package job
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -88,6 +89,9 @@ func (o Opener) Analyze(path string, opts analyze.Options) (*Trace, error) {
 	r, err := nsys.Open(db, nsys.Options{})
 	if err != nil {
 		return nil, &Error{ExitBadInput, named(path, err)}
+	}
+	if opts.Phases == nil && os.Getenv("UMTRACE_PHASES") != "" {
+		opts.Phases = os.Stderr // per-phase timings, for performance work (docs/performance.md)
 	}
 	f, err := analyze.AnalyzeFile(r, opts)
 	if err != nil {
