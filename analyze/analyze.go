@@ -174,7 +174,7 @@ func (a *analysis) run() (*output, error) {
 	if a.multiErr != nil {
 		return nil, a.multiErr
 	}
-	if err := c.kernelNames.src.error(); err != nil {
+	if err := c.kernelNames.ByIDs().Err(); err != nil {
 		return nil, err // a kernel name the report needs could not be read
 	}
 	r := &a.res
@@ -765,7 +765,7 @@ func (a *analysis) workName(w gpuWork) string {
 	case w.name == noWork:
 		return "[no GPU work pending]"
 	case w.name >= 0 && int(w.name) < a.c.kernelNames.Len():
-		return a.c.kernelNames.name(w.name)
+		return a.c.kernelNames.Name(w.name)
 	case w.name >= 0:
 		return "[unknown kernel]"
 	case w.name == memsetCode:
@@ -982,10 +982,10 @@ func (a evidencer) evidence(e *Episode) {
 			e.ExcessNs += max(0, cl.dur()-int64(b))
 		} else if cl.stall {
 			e.ExcessNs += cl.dur()
-			noBaseline = append(noBaseline, c.apiNames.names[cl.api])
+			noBaseline = append(noBaseline, c.apiNames.At(cl.api))
 		}
 		if cl.stall {
-			n := c.apiNames.names[cl.api]
+			n := c.apiNames.At(cl.api)
 			if stallAPIs[n] == nil {
 				stallAPIs[n] = &NameCount{Name: n}
 			}
@@ -1008,7 +1008,7 @@ func (a evidencer) evidence(e *Episode) {
 	sites := map[string]*NameCount{}
 	for i := sort.Search(len(c.cfaults), func(i int) bool { return c.cfaults[i].t >= lo }); i < len(c.cfaults) && c.cfaults[i].t < hi; i++ {
 		e.CPUFaults++
-		n := c.siteNames.names[c.cfaults[i].site]
+		n := c.siteNames.At(c.cfaults[i].site)
 		if sites[n] == nil {
 			sites[n] = &NameCount{Name: n}
 		}
@@ -1048,11 +1048,11 @@ func (a evidencer) kernelSlowdown(lo, hi int64) []KernelSlow {
 		totals[id] = t
 		ids = append(ids, id)
 	}
-	top := topByTotal(ids, func(id int32) int64 { return totals[id] }, 5, a.c.kernelNames.name, a.c.kernelNames.resolve)
+	top := topByTotal(ids, func(id int32) int64 { return totals[id] }, 5, a.c.kernelNames.Name, a.c.kernelNames.Resolve)
 	ks := make([]KernelSlow, 0, len(top))
 	for _, id := range top {
 		ds := in[id]
-		k := KernelSlow{Name: a.c.kernelNames.name(id), Count: len(ds), MedianNs: round1(Median(ds))}
+		k := KernelSlow{Name: a.c.kernelNames.Name(id), Count: len(ds), MedianNs: round1(Median(ds))}
 		if m, ok := a.calmKernel[id]; ok {
 			k.CalmMedianNs = round1(m)
 			if k.CalmMedianNs > 0 {

@@ -48,7 +48,7 @@ func (a timeliner) charts() {
 	byAPI := map[string]map[int]int64{}
 	for i := range c.calls {
 		cl := &c.calls[i]
-		name := c.apiNames.names[cl.api]
+		name := c.apiNames.At(cl.api)
 		m := byAPI[name]
 		if m == nil {
 			m = map[int]int64{}

@@ -3,7 +3,6 @@ package analyze
 import (
 	"cmp"
 	"fmt"
-	"hash/maphash"
 	"math"
 	"slices"
 	"strings"
@@ -14,171 +13,12 @@ import (
 
 	"github.com/umtrace/umtrace/ingest"
 
-	"github.com/umtrace/umtrace/analyze/internal/cache"
 	"github.com/umtrace/umtrace/analyze/internal/chunks"
+	"github.com/umtrace/umtrace/analyze/internal/intern"
 )
 
 // The collect phase streams every table once, in parallel, into compact
 // structures: only what the analysis needs, never a copy of a whole table.
-
-type interner struct {
-	// ids maps a name's 64-bit hash to its id; names whose hash another
-	// name took first are in clash. Hashing once and keying the map by
-	// the hash keeps millions of 200-byte kernel names from being hashed
-	// again and compared on every map growth.
-	ids   map[uint64]int32
-	clash map[string]int32
-	seed  maphash.Seed
-	names []string
-	// keys maps a column's dictionary keys to ids (column).
-	keys *cache.Dict[int32]
-	// arena holds the names' bytes, many to an allocation: millions of
-	// kernel names as separate objects make every GC cycle long.
-	arena strings.Builder
-	// lazy: names from a shared dictionary are added unlooked-up, each
-	// dictionary entry once (the cache.Dict sees to that); dedupe merges
-	// any string held under two entries after the pass. An nsys StringIds
-	// table holds each string once, but a redacted or merged export need
-	// not; millions of kernel names were a second of map lookups.
-	lazy, lazyAdded bool
-	// By source id (byID, names.go): src reads the names; sids[id] is
-	// id's source id, local (and far, for large ones) the other way
-	// round (while collecting).
-	src    *sourceNames
-	sids   [][]int32 // in pages (addSID); -1: in farSID
-	farSID map[int32]int64
-	nSIDs  int
-	local  [][]int32 // source id → id+1, in pages
-	far    map[int64]int32
-}
-
-func newInterner() *interner {
-	return &interner{ids: map[uint64]int32{}, clash: map[string]int32{}, seed: maphash.MakeSeed()}
-}
-
-const arenaBytes = 1 << 20
-
-func (in *interner) id(s string) int32 { return in.intern(s, false) }
-
-// intern returns s's id; stable says s outlives its batch (a shared
-// dictionary's value), so it need not be copied.
-func (in *interner) intern(s string, stable bool) int32 {
-	if stable && in.lazy {
-		in.lazyAdded = true
-		in.names = append(in.names, s)
-		return int32(len(in.names) - 1)
-	}
-	h := maphash.String(in.seed, s)
-	first, taken := in.ids[h]
-	if taken {
-		if in.names[first] == s {
-			return first
-		}
-		if id, ok := in.clash[s]; ok {
-			return id
-		}
-	}
-	if !stable {
-		// s may point into an Arrow buffer released with its batch:
-		// copy it. A Builder never moves bytes it has handed out in
-		// String() unless it grows, so a full arena is replaced, not
-		// grown.
-		if in.arena.Cap()-in.arena.Len() < len(s) {
-			in.arena = strings.Builder{}
-			in.arena.Grow(max(arenaBytes, len(s)))
-		}
-		at := in.arena.Len()
-		in.arena.WriteString(s)
-		s = in.arena.String()[at:]
-	}
-	id := int32(len(in.names))
-	if taken {
-		in.clash[s] = id
-	} else {
-		in.ids[h] = id
-	}
-	in.names = append(in.names, s)
-	return id
-}
-
-// batchIDs interns a batch's dictionary once and returns the row → id map.
-func (in *interner) batchIDs(s ingest.Strings) []int32 {
-	local := make([]int32, s.DictLen())
-	for k := range local {
-		local[k] = in.id(s.DictValue(k))
-	}
-	return local
-}
-
-// column prepares the interner for a batch's string column: key(s, i) is
-// then row i's id. Each distinct string is hashed once per batch, or once
-// per scan when the batches share a dictionary.
-func (in *interner) column(s ingest.Strings) {
-	if in.keys == nil {
-		in.keys = cache.NewDict(in.intern)
-	}
-	in.keys.Batch(s)
-	if in.keys.Shared() && !in.lazy {
-		in.lazy = true
-		// A trace's string table: about half of it names this column
-		// (kernel names; their short and mangled forms the rest). Sized
-		// once: grown by appends, millions of names were copied five
-		// times over.
-		in.names = slices.Grow(in.names, s.DictLen()/2)
-	}
-}
-
-// dedupe merges the names that lazy interning added more than once and
-// returns each id's canonical id (the first with its string), or nil when
-// no name repeats. It runs once, after the pass.
-func (in *interner) dedupe() []int32 {
-	if !in.lazyAdded {
-		return nil
-	}
-	in.lazyAdded = false
-	type hashID struct {
-		h  uint64
-		id int32
-	}
-	hs := make([]hashID, len(in.names))
-	for i, s := range in.names {
-		hs[i] = hashID{maphash.String(in.seed, s), int32(i)}
-	}
-	slices.SortFunc(hs, func(x, y hashID) int { return cmp.Or(cmp.Compare(x.h, y.h), cmp.Compare(x.id, y.id)) })
-	var canon []int32
-	for i := 0; i < len(hs); {
-		j := i + 1
-		for j < len(hs) && hs[j].h == hs[i].h {
-			j++
-		}
-		// One hash, ids ascending: each id goes to the first equal one.
-		for a := i + 1; a < j; a++ {
-			for b := i; b < a; b++ {
-				if in.names[hs[a].id] != in.names[hs[b].id] {
-					continue
-				}
-				if canon == nil {
-					canon = make([]int32, len(in.names))
-					for k := range canon {
-						canon[k] = int32(k)
-					}
-				}
-				canon[hs[a].id] = canon[hs[b].id]
-				break
-			}
-		}
-		i = j
-	}
-	return canon
-}
-
-// key returns row i's id (-1 when null) after column(s).
-func (in *interner) key(s ingest.Strings, i int) int32 {
-	if id, ok := in.keys.Get(s, i); ok {
-		return id
-	}
-	return -1
-}
 
 type pidCorr struct{ pid, corr int64 }
 type streamKey struct{ pid, stream int64 }
@@ -411,7 +251,7 @@ type collector struct {
 	apiTables *apiTables // the per-API tables, made ahead (analyzeProcesses); nil: apiStats makes them
 
 	// API
-	apiNames *interner
+	apiNames *intern.Table
 	// API: the duration of every call, by API id; calls of 4.29 s or more
 	// keep their exact duration in longAPI instead. The pass collects them
 	// by process (apiBy, with each process's call span and managed
@@ -429,7 +269,7 @@ type collector struct {
 	firstRT map[int64]*call
 	apiSpan span
 	// GPU work
-	kernelNames *interner
+	kernelNames *intern.Table
 	kernels     map[streamKey]*chunks.List[gpuWork]
 	copies      map[streamKey]*chunks.List[gpuWork]
 	memsets     map[streamKey]*chunks.List[gpuWork]
@@ -464,7 +304,7 @@ type collector struct {
 	clamped    int // migrations whose duration or size exceeded 32 bits
 	gfaults    []gfault
 	cfaults    []cfault
-	siteNames  *interner
+	siteNames  *intern.Table
 	allocs     []alloc
 	// Per-device and memory figures (devices.go), fed by the same pass.
 	multi *multiData
@@ -529,7 +369,7 @@ func collect(src ingest.Source) (*collector, error) {
 
 func newCollector() *collector {
 	c := &collector{
-		apiNames: newInterner(), kernelNames: newInterner(), siteNames: newInterner(), rangeTable: rangeTable{nvtxNames: newRangeNameTable()},
+		apiNames: intern.New(), kernelNames: intern.New(), siteNames: intern.New(), rangeTable: rangeTable{nvtxNames: newRangeNameTable()},
 		threads: map[streamKey]bool{}, kernels: map[streamKey]*chunks.List[gpuWork]{}, copies: map[streamKey]*chunks.List[gpuWork]{},
 		memsets: map[streamKey]*chunks.List[gpuWork]{}, copyStream: map[pidCorr]int64{}, setStream: map[pidCorr]int64{},
 		syncStream: map[pidCorr]int64{}, threadNames: map[streamKey]string{},
@@ -593,7 +433,7 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 		ingest.Thread:   {fn: c.addThread},
 		ingest.GPU:      {fn: c.addGPU},
 	}
-	names := nameTable(src)
+	names := intern.NameTable(src)
 	for t, f := range out {
 		f.cols = needed[t]
 		if t == ingest.Kernel && names != nil {
@@ -601,7 +441,7 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 		}
 		out[t] = f
 	}
-	c.kernelNames.byID(names)
+	c.kernelNames.ByID(names)
 	md, taps := newMultiData(names)
 	c.multi = md
 	for t, tp := range taps {
@@ -614,7 +454,7 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 		out[t] = feed{fn: func(r arrow.RecordBatch) { own(r); tp.fn(r) }, cols: union(f.cols, tp.cols)}
 	}
 	return out, func() {
-		if canon := c.kernelNames.dedupe(); canon != nil {
+		if canon := c.kernelNames.Dedupe(); canon != nil {
 			c.renameKernels(canon)
 		}
 		md.finish()
@@ -627,8 +467,8 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 		}
 		c.rangeProc, c.nameKey, c.pairKey = nil, nil, nil
 		c.nvtxNames.done()
-		for _, in := range []*interner{c.apiNames, c.kernelNames, c.siteNames} {
-			in.ids, in.clash, in.keys, in.local, in.far = nil, nil, nil, nil, nil
+		for _, in := range []*intern.Table{c.apiNames, c.kernelNames, c.siteNames} {
+			in.Done()
 		}
 		c.finishByPid()
 	}
@@ -739,7 +579,7 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 	pid, tid := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColTid)
 	corr := ingest.I64(r, t, ingest.ColCorrelationID)
 	names := ingest.Str(r, t, ingest.ColName)
-	local := c.apiNames.batchIDs(names)
+	local := c.apiNames.BatchIDs(names)
 	classes := make([]*syncClass, len(local))
 	managed := make([]bool, len(local))
 	runtime := make([]bool, len(local))
@@ -751,7 +591,7 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 		seen[k] = streamKey{-1, -1}
 	}
 	for k, id := range local {
-		n := c.apiNames.names[id]
+		n := c.apiNames.At(id)
 		if cl, ok := HostBlocking[n]; ok {
 			classes[k] = &cl
 		}
@@ -815,11 +655,11 @@ func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[stream
 	var nameIDs *array.Int64
 	isKernel := t == ingest.Kernel
 	switch {
-	case isKernel && c.kernelNames.src != nil:
+	case isKernel && c.kernelNames.ByIDs() != nil:
 		nameIDs = ingest.I64(r, t, ingest.ColNameID)
 	case isKernel:
 		names = ingest.Str(r, t, ingest.ColName)
-		c.kernelNames.column(names)
+		c.kernelNames.Column(names)
 	}
 	// A stream's list through a small cache: rows of a stream come in
 	// runs in a sorted export, but shuffled ones change stream at almost
@@ -850,9 +690,9 @@ func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[stream
 		name := int32(memsetCode)
 		switch {
 		case nameIDs != nil:
-			name = c.kernelNames.sidKey(nameIDs, i)
+			name = c.kernelNames.SIDKey(nameIDs, i)
 		case isKernel:
-			name = c.kernelNames.key(names, i)
+			name = c.kernelNames.Key(names, i)
 		}
 		s, e := st.Value(i), en.Value(i)
 		ws.Push(c.newWork(k, s, e, name))
@@ -988,7 +828,7 @@ func (c *collector) addCPUFault(r arrow.RecordBatch) {
 		key := [4]int32{int32(fn.Key(i)), int32(mod.Key(i)), int32(file.Key(i)), line.Value(i)}
 		site, ok := cache[key]
 		if !ok {
-			site = c.siteNames.id(siteLabel(fn.Value(i), mod.Value(i), file.Value(i), line.Value(i)))
+			site = c.siteNames.ID(siteLabel(fn.Value(i), mod.Value(i), file.Value(i), line.Value(i)))
 			cache[key] = site
 		}
 		c.cfaults = push(c.cfaults, cfault{t: st.Value(i), pid: pid.Value(i), addr: addr.Value(i), site: site})

@@ -17,6 +17,7 @@ import (
 	"github.com/umtrace/umtrace/ingest"
 
 	"github.com/umtrace/umtrace/analyze/internal/cache"
+	"github.com/umtrace/umtrace/analyze/internal/intern"
 	"github.com/umtrace/umtrace/analyze/internal/radix"
 )
 
@@ -257,7 +258,7 @@ func isAllocAPI(name string) bool {
 // and memory figures need, as taps on collect's one pass over the tables
 // (each batch is read once for everything; the figures are used only when
 // the trace has more than one device or process). finish completes them.
-func newMultiData(names *sourceNames) (*multiData, map[*ingest.Table]tap) {
+func newMultiData(names *intern.Names) (*multiData, map[*ingest.Table]tap) {
 	md := newMultiAcc()
 	md.procs = map[int64]*multiData{}
 	// Each process's figures, through a cache of the last processes: the
@@ -295,7 +296,7 @@ func newMultiData(names *sourceNames) (*multiData, map[*ingest.Table]tap) {
 // kernelTap counts kernels per process and device and keeps the NCCL
 // kernels, a job's collectives (names: kernel names as ids, nil when the
 // batches carry the names).
-func kernelTap(names *sourceNames, proc func(int64) *multiData) func(arrow.RecordBatch) {
+func kernelTap(names *intern.Names, proc func(int64) *multiData) func(arrow.RecordBatch) {
 	t := ingest.Kernel
 	nccl := cache.NewDict(func(v string, _ bool) bool { return IsNCCLKernel(v) })
 	// NCCL kernels' short names, one string per name (not a copy per
@@ -322,13 +323,13 @@ func kernelTap(names *sourceNames, proc func(int64) *multiData) func(arrow.Recor
 			d.d.KernelNs += dur
 			var short string
 			if ids != nil {
-				if ids.IsNull(i) || !names.nccl(ids.Value(i)) {
+				if ids.IsNull(i) || !names.NCCL(ids.Value(i)) {
 					continue
 				}
 				sid := ids.Value(i)
 				s, ok := shortBySID[sid]
 				if !ok {
-					s = ncclShort(names.get(sid))
+					s = ncclShort(names.Get(sid))
 					shortBySID[sid] = s
 				}
 				short = s

@@ -32,7 +32,7 @@
 //
 // Sorting and container machinery lives in internal packages with tests of
 // their own: analyze/internal/radix (the radix sorts), analyze/internal/chunks
-// (the append-only lists records are collected in) and
+// (the append-only lists records are collected in),
 // analyze/internal/cache (per-row caches of dictionary entries and
-// processes).
+// processes) and analyze/internal/intern (the name tables).
 package analyze

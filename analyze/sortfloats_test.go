@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"github.com/umtrace/umtrace/analyze/internal/intern"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -82,7 +83,7 @@ func TestSortedDurations(t *testing.T) {
 // float64 sort of the same runs.
 func TestKernelSamples(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	a := &analysis{c: &collector{kernelNames: &interner{names: []string{"k0", "k1", "k2", "k3"}}, longWork: map[longKey]int64{}}, work: map[streamKey][]gpuWork{}}
+	a := &analysis{c: &collector{kernelNames: kernelTable("k0", "k1", "k2", "k3"), longWork: map[longKey]int64{}}, work: map[streamKey][]gpuWork{}}
 	for s := range int64(3) {
 		k := streamKey{pid: 7, stream: s}
 		for i := range 9000 {
@@ -128,4 +129,13 @@ func TestKernelSamples(t *testing.T) {
 			}
 		}
 	}
+}
+
+// kernelTable is an intern.Table of names, ids in order.
+func kernelTable(names ...string) *intern.Table {
+	t := intern.New()
+	for _, n := range names {
+		t.ID(n)
+	}
+	return t
 }

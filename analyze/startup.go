@@ -29,11 +29,11 @@ func (a *analysis) splitStartup() {
 	a.res.Startup = []Startup{}
 	drop := map[call]bool{}
 	for _, f := range c.firstRT {
-		if _, ok := HostBlocking[c.apiNames.names[f.api]]; !ok {
+		if _, ok := HostBlocking[c.apiNames.At(f.api)]; !ok {
 			continue
 		}
 		drop[*f] = true
-		a.res.Startup = append(a.res.Startup, Startup{Pid: f.pid, Tid: f.tid, API: c.apiNames.names[f.api], StartNs: f.start, DurationNs: f.dur()})
+		a.res.Startup = append(a.res.Startup, Startup{Pid: f.pid, Tid: f.tid, API: c.apiNames.At(f.api), StartNs: f.start, DurationNs: f.dur()})
 	}
 	slices.SortFunc(a.res.Startup, func(x, y Startup) int { return cmp.Or(cmp.Compare(x.StartNs, y.StartNs), cmp.Compare(x.Pid, y.Pid)) })
 	if len(drop) == 0 {

@@ -55,7 +55,7 @@ func (a summarizer) stats() {
 				ks = append(ks, id)
 			}
 		}
-		c.kernelNames.resolve(ks)
+		c.kernelNames.Resolve(ks)
 	})
 	r.SyncByThread = groups(byThread, a.opts.TopN)
 	r.SyncByStream = groups(byStream, a.opts.TopN)
@@ -80,13 +80,13 @@ func (a summarizer) stats() {
 			ids = append(ids, int32(id))
 		}
 	}
-	top := topByTotal(ids, func(id int32) int64 { return totals[id] }, a.opts.TopN, names.name, names.resolve)
+	top := topByTotal(ids, func(id int32) int64 { return totals[id] }, a.opts.TopN, names.Name, names.Resolve)
 	want := make([]bool, len(ran))
 	for _, id := range top {
 		want[id] = true
 	}
 	evidencer{a.analysis}.kernelSamples(want, func(gpuWork, int64) bool { return true }, func(id int32, ds []float64) {
-		r.Kernels = append(r.Kernels, Kernel{Name: names.name(id), Dist: summarizeSorted(ds)})
+		r.Kernels = append(r.Kernels, Kernel{Name: names.Name(id), Dist: summarizeSorted(ds)})
 	})
 	slices.SortFunc(r.Kernels, func(x, y Kernel) int { return cmp.Or(cmp.Compare(y.Total, x.Total), cmp.Compare(x.Name, y.Name)) })
 }
@@ -164,7 +164,7 @@ func (a summarizer) umSummary() {
 	}
 	sites := map[string]*NameCount{}
 	for _, f := range c.cfaults {
-		n := c.siteNames.names[f.site]
+		n := c.siteNames.At(f.site)
 		if sites[n] == nil {
 			sites[n] = &NameCount{Name: n}
 		}
@@ -585,7 +585,7 @@ func (a *analysis) apiStats() {
 	r.APIs = []APIStats{}
 	r.SyncAPIs = []APIStats{}
 	emit := func(id int32, ds []float64) { // ds sorted
-		name := c.apiNames.names[id]
+		name := c.apiNames.At(id)
 		s := APIStats{Name: name, Dist: summarizeSorted(ds)}
 		if cl, ok := HostBlocking[name]; ok {
 			s.Kind = cl.Kind
