@@ -558,13 +558,6 @@ func fmtNs(ns int64) string {
 // FormatNs formats a duration in ns for humans (used by reports).
 func FormatNs(ns float64) string { return fmtNs(int64(ns)) }
 
-// apiStats fills the per-API tables from the packed per-call samples and
-// drops them. (It forced a collection and handed all free memory back
-// before a sort buffer of 32 MB or more, for 20-40 MB less peak RSS at
-// 30M rows; with the heap in huge pages that cost refaulting every page
-// the analysis then took, and the peak went down without it: 30M rows
-// 610 -> 596 MiB, 7.8 -> 7.3 s.)
-
 // apiTables are apiStats' tables made ahead (analyzeProcesses), with
 // its samples when asked for.
 type apiTables struct {
@@ -572,6 +565,10 @@ type apiTables struct {
 	samples    map[string][]int64
 }
 
+// apiStats fills the per-API tables from the packed per-call samples and
+// drops them (docs/performance.md, "Tried and dropped": no forced
+// collection before its sort buffer). With Options.SyncSamples it keeps
+// each host-blocking API's sorted samples (File.Sync).
 func (a *analysis) apiStats() {
 	c := a.c
 	r := &a.res
