@@ -593,13 +593,19 @@ func stepCandidates(rt *rangeTable, groups map[string][]int32, stepRange string)
 
 // buildUnion merges fault-driven UM activity into disjoint intervals per process.
 func (a *analysis) buildUnion() {
-	// A process whose own analysis gave back its union (analyzeRanks) has
-	// it; the others' are built here.
-	a.union = map[int64][]span{}
-	for p, u := range a.c.procUnion {
-		a.union[p] = u
-	}
+	a.union = faultUnion(a.c.gfaults, a.c.migrations, a.c.procUnion)
 	a.c.procUnion = nil
+}
+
+// faultUnion returns each process's fault-driven UM activity: the union of
+// its GPU fault groups and demand migrations (both sorted by start), as
+// disjoint spans in order. A process in given (its own analysis's union,
+// analyzeProcesses) keeps that one.
+func faultUnion(gfaults []gfault, migrations []migration, given map[int64][]span) map[int64][]span {
+	union := make(map[int64][]span, len(given))
+	for p, u := range given {
+		union[p] = u
+	}
 	// Per process, its GPU fault groups and its demand migrations: each
 	// list is sorted by start (sortInputs), so the union is one sweep
 	// over the two in merged order, with no sort. Counted first: the
@@ -612,19 +618,19 @@ func (a *analysis) buildUnion() {
 	of := func(p int64) *lists {
 		l, ok := per[p]
 		if !ok {
-			if _, given := a.union[p]; !given {
+			if _, ok := given[p]; !ok {
 				l = &lists{}
 			}
 			per[p] = l
 		}
 		return l
 	}
-	for _, g := range a.c.gfaults {
+	for _, g := range gfaults {
 		if l := of(g.pid); l != nil {
 			l.nf++
 		}
 	}
-	for _, m := range a.c.migrations {
+	for _, m := range migrations {
 		if l := of(int64(m.pid)); l != nil && demand(int32(m.cause)) {
 			l.nm++
 		}
@@ -634,12 +640,12 @@ func (a *analysis) buildUnion() {
 			l.f, l.m = make([]span, 0, l.nf), make([]span, 0, l.nm)
 		}
 	}
-	for _, g := range a.c.gfaults {
+	for _, g := range gfaults {
 		if l := per[g.pid]; l != nil {
 			l.f = append(l.f, span{g.start, max(g.end, g.start+1)})
 		}
 	}
-	for _, m := range a.c.migrations {
+	for _, m := range migrations {
 		if l := per[int64(m.pid)]; l != nil && demand(int32(m.cause)) {
 			l.m = append(l.m, span{m.start, max(m.end(), m.start+1)})
 		}
@@ -663,8 +669,9 @@ func (a *analysis) buildUnion() {
 			}
 			out = append(out, s)
 		}
-		a.union[pid] = slices.Clone(out) // drop the spare capacity
+		union[pid] = slices.Clone(out) // drop the spare capacity
 	}
+	return union
 }
 
 // overlapNs is the length of [lo,hi) covered by the pid's UM union.
