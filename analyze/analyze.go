@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"math"
 	"path/filepath"
 	"slices"
@@ -11,114 +12,31 @@ import (
 	"sync"
 
 	"github.com/umtrace/umtrace/ingest"
+
+	"github.com/umtrace/umtrace/analyze/internal/chunks"
+	"github.com/umtrace/umtrace/analyze/internal/radix"
 )
 
-// Analyze reads src once and returns its analysis. It returns an error
-// wrapping ingest.ErrNoCUDA when the trace holds no CUDA activity.
+// Analyze reads src once and returns its analysis: AnalyzeFile's Whole.
+// It returns an error wrapping ingest.ErrNoCUDA when the trace holds no
+// CUDA activity.
 func Analyze(src ingest.Source, opts Options) (*Result, error) {
-	if opts.SplitProcesses {
-		return analyzeRanks(src, opts)
-	}
-	c, err := collectCUDA(src)
+	f, err := AnalyzeFile(src, opts)
 	if err != nil {
 		return nil, err
 	}
-	return analyzeCollected(c, src, opts)
+	return f.Whole, nil
 }
 
 // collectCUDA reads src in collect's one pass, after checking that it
 // holds CUDA activity.
-func collectCUDA(src ingest.Source) (*collector, error) {
+func collectCUDA(src ingest.Source, phases io.Writer) (*collector, error) {
 	if err := hasCUDA(src); err != nil {
 		return nil, err
 	}
-	done := phase("collect")
+	done := phase(phases, "collect")
 	defer done()
 	return collect(src)
-}
-
-// fileRanks is what a job needs of a file beyond its whole analysis: its
-// CUDA processes, the analysis of each when there are several, and their
-// collectives.
-type fileRanks struct {
-	pids    []int64
-	results []*Result // by pids, when there are several
-	coll    *collectives
-}
-
-// analyzeRanks analyzes src whole and, when it holds several CUDA
-// processes, each process on its own (as Analyze of ProcessSource would),
-// all from one pass that also reads the collectives of a job's ranks
-// (Result.ranks). The processes go first: the whole analysis consumes the
-// records they are copied from.
-func analyzeRanks(src ingest.Source, opts Options) (*Result, error) {
-	c, err := collectCUDA(src)
-	if err != nil {
-		return nil, err
-	}
-	fr := &fileRanks{pids: c.cudaPids(), coll: collectivesOf(c)}
-	if len(fr.pids) > 1 {
-		// Sorted once here, the records each process's are filtered
-		// from come to its analysis in order.
-		done := phase("sort")
-		c.sortRecords()
-		c.ords = c.markProcs(fr.pids)
-		done()
-		// Two processes at a time: each holds a copy of its share of the
-		// records beside the whole trace's.
-		fr.results = make([]*Result, len(fr.pids))
-		errs := make([]error, len(fr.pids))
-		// The whole file's per-API tables need only its API samples,
-		// whose blocks the processes' copies read and never change: they
-		// are made beside the processes' analyses (alone at the end they
-		// kept one core busy and the other idle).
-		whole := &analysis{c: c}
-		apiDone := make(chan struct{})
-		go func() {
-			defer close(apiDone)
-			done := phase("apiStats")
-			whole.apiStats()
-			done()
-		}()
-		c.sortedWork = map[streamKey][]gpuWork{}
-		c.procCalls, c.procUnion = map[int64][]call{}, map[int64][]span{}
-		parallelN(len(fr.pids), make(chan struct{}, 2), func(k int) {
-			pid := fr.pids[k]
-			done := phase("split")
-			pc := c.process(pid)
-			done()
-			pc.handoff = c.takeWork
-			pc.giveBack = func(calls []call, union map[int64][]span) {
-				c.splitMu.Lock()
-				defer c.splitMu.Unlock()
-				c.procCalls[pid] = calls
-				if u, ok := union[pid]; ok {
-					c.procUnion[pid] = u
-				}
-			}
-			fr.results[k], errs[k] = analyzeCollected(pc, ProcessSource(src, pid), opts)
-		})
-		<-apiDone
-		c.ords = nil
-		for k, err := range errs {
-			if err != nil {
-				return nil, fmt.Errorf("process %d: %w", fr.pids[k], err)
-			}
-		}
-		c.apiTables = &apiTables{whole.res.APIs, whole.res.SyncAPIs}
-	}
-	res, err := analyzeCollected(c, src, opts)
-	if err != nil {
-		return nil, err
-	}
-	// The analysis is done with the records: only the NVTX ranges are
-	// kept (c goes) while the collective ones are copied out of them.
-	rv := rangeView{c.ranges, c.rangeKeys, c.longEnds, c.rangePids}
-	meta, names := c.nvtxMeta, c.nvtxNames
-	c = nil
-	fr.coll.collectiveRanges(rv, meta, names)
-	res.ranks = fr
-	return res, nil
 }
 
 func hasCUDA(src ingest.Source) error {
@@ -128,9 +46,21 @@ func hasCUDA(src ingest.Source) error {
 	return nil
 }
 
+// output is what an analysis gives: its Result and, for the analysis
+// that consumes them, what it found on the way: the host-blocking calls'
+// durations (Options.SyncSamples), and a process's annotated calls and
+// fault-driven activity (the whole file's analysis takes them,
+// analyzeProcesses).
+type output struct {
+	res   *Result
+	sync  map[string][]int64
+	calls []call
+	union map[int64][]span
+}
+
 // analyzeCollected analyzes what collect read from src (which hasCUDA
 // accepted).
-func analyzeCollected(c *collector, src ingest.Source, opts Options) (*Result, error) {
+func analyzeCollected(c *collector, src ingest.Source, opts Options) (*output, error) {
 	if opts.TopN <= 0 {
 		opts.TopN = 10
 	}
@@ -165,6 +95,7 @@ type analysis struct {
 	calmDone   []bool                  // by kernel name id: calmKernel looked at
 	maxWork    map[streamKey]int64     // longest GPU work per stream
 	stepErr    error                   // Options.StepRange names no repeated range
+	sync       map[string][]int64      // Options.SyncSamples: apiStats' host-blocking samples
 }
 
 // StepRangeError is Analyze's error when Options.StepRange matches fewer
@@ -185,7 +116,7 @@ func (e *StepRangeError) Error() string {
 
 // rangeNames lists the distinct range names (digit runs as N) with their
 // counts, most frequent first, at most 12.
-func (c *collector) rangeNames(rs []rangeRec) []string {
+func (c *rangeTable) rangeNames(rs []rangeRec) []string {
 	count := map[string]int{}
 	for i := range rs {
 		count[digitsToN(c.rangeName(c.wide(&rs[i])))]++
@@ -206,9 +137,10 @@ func (c *collector) rangeNames(rs []rangeRec) []string {
 	return out
 }
 
-func (a *analysis) run() (*Result, error) {
+func (a *analysis) run() (*output, error) {
 	c := a.c
 	a.res = Result{SchemaVersion: SchemaVersion, Thresholds: a.th}
+	sum, tl, dev := summarizer{a}, timeliner{a}, devicer{a}
 	// Phases that touch disjoint data run concurrently (traces reach tens
 	// of millions of rows; the machine has more than one core).
 	for _, p := range []struct {
@@ -225,13 +157,13 @@ func (a *analysis) run() (*Result, error) {
 		{"attributeWaits", []func(){a.attributeWaits}},
 		// umSummary needs no episodes; stepRows and the timeline read
 		// them and write disjoint parts of the result.
-		{"episodes+stats+um", []func(){a.findEpisodes, a.stats, a.umSummary}},
-		{"steps+timeline", []func(){a.stepRows, a.timeline, a.charts}},
-		{"verdict", []func(){func() { a.verdict(); a.headline(); a.mitigations() }}},
-		{"devices", []func(){func() { a.multiFigures(); a.laneStorms(); a.deviceLanes() }}},
-		{"sanitizer", []func(){func() { a.res.Sanitizer = a.sanitizerReport(a.opts.Sanitizer); a.warnings() }}},
+		{"episodes+stats+um", []func(){a.findEpisodes, sum.stats, sum.umSummary}},
+		{"steps+timeline", []func(){sum.stepRows, tl.timeline, tl.charts}},
+		{"verdict", []func(){func() { sum.verdict(); sum.headline(); sum.mitigations() }}},
+		{"devices", []func(){func() { dev.multiFigures(); tl.laneStorms(); tl.deviceLanes() }}},
+		{"sanitizer", []func(){func() { a.res.Sanitizer = dev.sanitizerReport(a.opts.Sanitizer); sum.warnings() }}},
 	} {
-		done := phase(p.name)
+		done := phase(a.opts.Phases, p.name)
 		parallel(p.fns...)
 		done()
 		if a.stepErr != nil {
@@ -241,12 +173,8 @@ func (a *analysis) run() (*Result, error) {
 	if a.multiErr != nil {
 		return nil, a.multiErr
 	}
-	if err := c.kernelNames.src.error(); err != nil {
+	if err := c.kernelNames.ByIDs().Err(); err != nil {
 		return nil, err // a kernel name the report needs could not be read
-	}
-	if c.giveBack != nil {
-		c.giveBack(c.calls, a.union)
-		c.giveBack = nil
 	}
 	r := &a.res
 	r.Trace = TraceMeta{
@@ -264,8 +192,16 @@ func (a *analysis) run() (*Result, error) {
 	}
 	// A copy: a pointer into a would keep the whole analysis (the
 	// collected records, the merged GPU work) alive as long as the result.
-	out := *r
-	return &out, nil
+	res := *r
+	out := &output{res: &res, sync: a.sync}
+	if c.whole != nil {
+		out.calls, out.union = c.calls, a.union
+		c.whole = nil
+	}
+	if out.sync != nil {
+		dropStartup(out.sync, res.Startup)
+	}
+	return out, nil
 }
 
 // workCmp orders GPU work by end, longest first, then by name.
@@ -280,16 +216,16 @@ func workCmp(x, y gpuWork) int {
 // Each list arrives in the export's storage order, which for one stream is
 // usually already completion order: sorted lists are merged in one pass,
 // anything else is sorted.
-func mergeWork(lists ...*chunks[gpuWork]) []gpuWork {
+func mergeWork(lists ...*chunks.List[gpuWork]) []gpuWork {
 	n := 0
 	sorted := true
 	for _, l := range lists {
-		n += l.len()
+		n += l.Len()
 		if l == nil || !sorted {
 			continue
 		}
 		var prev *gpuWork
-		for _, b := range l.blocks {
+		for _, b := range l.Blocks() {
 			for i := range b {
 				if prev != nil && workCmp(*prev, b[i]) > 0 {
 					sorted = false
@@ -308,25 +244,25 @@ func mergeWork(lists ...*chunks[gpuWork]) []gpuWork {
 	ws := make([]gpuWork, 0, n)
 	if !sorted {
 		for _, l := range lists {
-			ws = l.drainTo(ws)
+			ws = l.DrainTo(ws)
 		}
-		sortByKey(ws, func(w *gpuWork) uint64 { return timeKey(w.end) }, func(x, y gpuWork) int {
+		radix.SortByKey(ws, func(w *gpuWork) uint64 { return radix.TimeKey(w.end) }, func(x, y gpuWork) int {
 			return cmp.Or(cmp.Compare(y.dur, x.dur), cmp.Compare(x.name, y.name))
 		})
 		return ws
 	}
 	// A k-way merge (k ≤ 3) over the lists' blocks.
 	type cursor struct {
-		l    *chunks[gpuWork]
+		l    *chunks.List[gpuWork]
 		b, i int
 	}
 	var cs []cursor
 	for _, l := range lists {
-		if l.len() > 0 {
+		if l.Len() > 0 {
 			cs = append(cs, cursor{l: l})
 		}
 	}
-	at := func(c *cursor) gpuWork { return c.l.blocks[c.b][c.i] }
+	at := func(c *cursor) gpuWork { return c.l.Blocks()[c.b][c.i] }
 	for len(cs) > 0 {
 		best := 0
 		for j := 1; j < len(cs); j++ {
@@ -337,19 +273,18 @@ func mergeWork(lists ...*chunks[gpuWork]) []gpuWork {
 		c := &cs[best]
 		if len(cs) == 1 {
 			// One list left: copy the rest of it block by block.
-			ws = append(ws, c.l.blocks[c.b][c.i:]...)
-			c.l.blocks[c.b] = nil
-			c.l.blocks = c.l.blocks[c.b+1:]
-			ws = c.l.drainTo(ws)
+			ws = c.l.DrainFrom(ws, c.b, c.i)
 			break
 		}
 		ws = append(ws, at(c))
-		if c.i++; c.i == len(c.l.blocks[c.b]) {
-			c.l.blocks[c.b] = nil
+		if bs := c.l.Blocks(); c.i+1 == len(bs[c.b]) {
+			bs[c.b] = nil
 			c.b, c.i = c.b+1, 0
-			if c.b == len(c.l.blocks) {
+			if c.b == len(bs) {
 				cs = slices.Delete(cs, best, best+1)
 			}
+		} else {
+			c.i++
 		}
 	}
 	return ws
@@ -375,7 +310,7 @@ func (a *analysis) sortInputs() {
 		a.work[k] = ws
 	}
 	c.sortedWork = nil
-	for _, m := range []map[streamKey]*chunks[gpuWork]{c.kernels, c.copies, c.memsets} {
+	for _, m := range []map[streamKey]*chunks.List[gpuWork]{c.kernels, c.copies, c.memsets} {
 		for k := range m {
 			if _, done := a.work[k]; done {
 				continue
@@ -388,9 +323,8 @@ func (a *analysis) sortInputs() {
 		}
 	}
 	c.kernels, c.copies, c.memsets = nil, nil, nil
-	if c.handoff != nil {
-		c.handoff(a.work)
-		c.handoff = nil
+	if c.whole != nil {
+		c.whole.takeWork(a.work)
 	}
 	a.maxWork = make(map[streamKey]int64, len(a.work))
 	for k, ws := range a.work {
@@ -414,18 +348,18 @@ func (a *analysis) sortInputs() {
 func (c *collector) sortRecords() {
 	parallel(func() {
 		// By start time (radix), then the rest.
-		sortByKey(c.calls, func(x *call) uint64 { return timeKey(x.start) }, func(x, y call) int {
+		radix.SortByKey(c.calls, func(x *call) uint64 { return radix.TimeKey(x.start) }, func(x, y call) int {
 			return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(x.pid, y.pid), cmp.Compare(x.tid, y.tid),
 				cmp.Compare(x.corr, y.corr), cmp.Compare(x.api, y.api), cmp.Compare(x.scope, y.scope), cmpBool(x.explicit, y.explicit))
 		})
-		sortByKey(c.gfaults, func(x *gfault) uint64 { return timeKey(x.start) }, func(x, y gfault) int {
+		radix.SortByKey(c.gfaults, func(x *gfault) uint64 { return radix.TimeKey(x.start) }, func(x, y gfault) int {
 			return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(x.addr, y.addr), cmp.Compare(x.pid, y.pid), cmp.Compare(x.n, y.n), cmp.Compare(x.dev, y.dev))
 		})
-		sortByKey(c.cfaults, func(x *cfault) uint64 { return timeKey(x.t) }, func(x, y cfault) int {
+		radix.SortByKey(c.cfaults, func(x *cfault) uint64 { return radix.TimeKey(x.t) }, func(x, y cfault) int {
 			return cmp.Or(cmp.Compare(x.addr, y.addr), cmp.Compare(x.pid, y.pid), cmp.Compare(x.site, y.site))
 		})
 	}, func() {
-		sortByKey(c.migrations, func(x *migration) uint64 { return timeKey(x.start) }, func(x, y migration) int {
+		radix.SortByKey(c.migrations, func(x *migration) uint64 { return radix.TimeKey(x.start) }, func(x, y migration) int {
 			return cmp.Or(cmp.Compare(x.dur, y.dur), cmp.Compare(x.addr, y.addr), cmp.Compare(x.bytes, y.bytes), cmp.Compare(x.pid, y.pid),
 				cmp.Compare(x.kind, y.kind), cmp.Compare(x.cause, y.cause))
 		})
@@ -495,7 +429,6 @@ func digitsToN(s string) string {
 func (a *analysis) findSteps() {
 	st := &a.res.Steps
 	rs := a.c.ranges
-	rkeys, longEnds := a.c.rangeKeys, a.c.longEnds
 	if len(rs) == 0 {
 		st.Source = "no NVTX ranges in the trace; " + noStepsAdvice
 		if a.opts.StepRange != "" {
@@ -503,18 +436,51 @@ func (a *analysis) findSteps() {
 		}
 		return
 	}
+	groups := rangeGroups(&a.c.rangeTable, a.opts.StepRange)
+	cands := stepCandidates(&a.c.rangeTable, groups, a.opts.StepRange)
+	if len(cands) == 0 {
+		if a.opts.StepRange != "" {
+			st.Source = fmt.Sprintf("--step-range %q matched fewer than 2 NVTX ranges", a.opts.StepRange)
+			a.stepErr = &StepRangeError{Range: a.opts.StepRange, Matched: len(groups[a.opts.StepRange]), Names: a.c.rangeNames(rs)}
+		} else {
+			st.Source = "no NVTX range marks iterations (op and API ranges such as aten::... or ncclAllReduce are not steps); " + noStepsAdvice
+		}
+		return
+	}
+	slices.SortFunc(cands, func(x, y stepCand) int {
+		return cmp.Or(cmp.Compare(y.kind, x.kind), cmp.Compare(y.total, x.total), cmp.Compare(x.key, y.key))
+	})
+	best := cands[0]
+	a.steps = make([]nvtxRange, len(best.rs))
+	for i, j := range best.rs {
+		a.steps[i] = a.c.wide(&rs[j])
+	}
+	st.Range = best.key
+	st.Source = "detected"
+	st.Confidence, st.Evidence = best.confidence()
+	if a.opts.StepRange != "" {
+		st.Source = "--step-range"
+		st.Confidence = "given"
+	}
+}
+
+// rangeGroups groups rt's ranges (as indices into rt.ranges, in range
+// order) by key: the name with digit runs as N, or stepRange for the
+// ranges it names when it is set (the others are left out).
+func rangeGroups(rt *rangeTable, stepRange string) map[string][]int32 {
+	rs, rkeys := rt.ranges, rt.rangeKeys
 	// Group ranges by key (the name with digit runs as N). Each distinct
 	// name's group is found once: the regexp and hashing long names per
 	// range were the cost on traces with millions of ranges.
 	var keys []string
 	index := map[string]int32{}
 	groupOf := func(name func() string, key string) int32 { // -1: not a candidate
-		if a.opts.StepRange != "" {
+		if stepRange != "" {
 			name := name()
-			if name != a.opts.StepRange && key != a.opts.StepRange && !strings.HasPrefix(name, a.opts.StepRange) {
+			if name != stepRange && key != stepRange && !strings.HasPrefix(name, stepRange) {
 				return -1
 			}
-			key = a.opts.StepRange
+			key = stepRange
 		}
 		g, ok := index[key]
 		if !ok {
@@ -524,7 +490,7 @@ func (a *analysis) findSteps() {
 		}
 		return g
 	}
-	byID := make([]int32, a.c.nvtxNames.len())
+	byID := make([]int32, rt.nvtxNames.Len())
 	for i := range byID {
 		byID[i] = -2 // not looked up yet
 	}
@@ -544,7 +510,7 @@ func (a *analysis) findSteps() {
 		case byID[id] != -2:
 			g = byID[id]
 		default:
-			g = groupOf(func() string { return a.c.nvtxNames.name(id) }, a.c.nvtxNames.key(id))
+			g = groupOf(func() string { return rt.nvtxNames.name(id) }, rt.nvtxNames.key(id))
 			byID[id] = g
 		}
 		gOf[i] = g
@@ -575,16 +541,35 @@ func (a *analysis) findSteps() {
 	for g, key := range keys {
 		groups[key] = lists[g]
 	}
+	return groups
+}
+
+// stepCand is an NVTX range key that could mark steps: its ranges (indexes
+// into the range table, by start), their summed duration, what its name
+// says and how much of its processes' windows its ranges cover.
+type stepCand struct {
+	key    string
+	rs     []int32
+	total  int64
+	kind   stepKind
+	tiling float64
+}
+
+// stepCandidates sorts each group by time and keeps those that can be
+// steps: repeated (twice with stepRange, else three times) and, unless
+// stepRange names them, not overlapping within a process.
+func stepCandidates(rt *rangeTable, groups map[string][]int32, stepRange string) []stepCand {
+	rs, rkeys, longEnds := rt.ranges, rt.rangeKeys, rt.longEnds
 	var cands []stepCand
 	for key, g := range groups {
-		if len(g) < 2 || (a.opts.StepRange == "" && len(g) < 3) {
+		if len(g) < 2 || (stepRange == "" && len(g) < 3) {
 			continue
 		}
 		kind := classifyStepKey(key)
-		if kind == stepOp && a.opts.StepRange == "" {
+		if kind == stepOp && stepRange == "" {
 			continue
 		}
-		sortByKey(g, func(i *int32) uint64 { return timeKey(rs[*i].start) }, func(x, y int32) int {
+		radix.SortByKey(g, func(i *int32) uint64 { return radix.TimeKey(rs[*i].start) }, func(x, y int32) int {
 			return cmp.Compare(rangeEnd(&rs[x], longEnds), rangeEnd(&rs[y], longEnds))
 		})
 		ok := true
@@ -598,114 +583,33 @@ func (a *analysis) findSteps() {
 				}
 			}
 		}
-		if !ok && a.opts.StepRange == "" {
+		if !ok && stepRange == "" {
 			continue
 		}
-		c := stepCand{key: key, rs: g, total: total, kind: kind, tiling: a.tiling(g)}
-		if a.opts.StepRange == "" && kind < stepWord && c.tiling < minTiling {
+		c := stepCand{key: key, rs: g, total: total, kind: kind, tiling: tiling(rt, g)}
+		if stepRange == "" && kind < stepWord && c.tiling < minTiling {
 			continue // a range not named like an iteration that does not tile its process's time
 		}
 		cands = append(cands, c)
 	}
-	if len(cands) == 0 {
-		if a.opts.StepRange != "" {
-			st.Source = fmt.Sprintf("--step-range %q matched fewer than 2 NVTX ranges", a.opts.StepRange)
-			a.stepErr = &StepRangeError{Range: a.opts.StepRange, Matched: len(groups[a.opts.StepRange]), Names: a.c.rangeNames(rs)}
-		} else {
-			st.Source = "no NVTX range marks iterations (op and API ranges such as aten::... or ncclAllReduce are not steps); " + noStepsAdvice
-		}
-		return
-	}
-	slices.SortFunc(cands, func(x, y stepCand) int {
-		return cmp.Or(cmp.Compare(y.kind, x.kind), cmp.Compare(y.total, x.total), cmp.Compare(x.key, y.key))
-	})
-	best := cands[0]
-	a.steps = make([]nvtxRange, len(best.rs))
-	for i, j := range best.rs {
-		a.steps[i] = a.c.wide(&rs[j])
-	}
-	st.Range = best.key
-	st.Source = "detected"
-	st.Confidence, st.Evidence = best.confidence()
-	if a.opts.StepRange != "" {
-		st.Source = "--step-range"
-		st.Confidence = "given"
-	}
-}
-
-// stepCand is an NVTX range key that could mark steps: its ranges (indexes
-// into the collector's ranges, by start), their summed duration, what its
-// name says and how much of its processes' windows its ranges cover.
-type stepCand struct {
-	key    string
-	rs     []int32
-	total  int64
-	kind   stepKind
-	tiling float64
-}
-
-// confidence says how sure the choice of c is, and why.
-func (c stepCand) confidence() (string, string) {
-	tiles := c.tiling >= minTiling
-	var conf, named string
-	switch c.kind {
-	case stepNumbered:
-		named, conf = "named and numbered like an iteration", "medium"
-		if tiles {
-			conf = "high"
-		}
-	case stepWord:
-		named, conf = "named like an iteration", "low"
-		if tiles {
-			conf = "medium"
-		}
-	case stepEpoch:
-		named, conf = "named like an epoch (the trace has no range named like a step)", "low"
-	default:
-		named, conf = "not named like an iteration, but repeating and tiling its process's time", "low"
-	}
-	return conf, fmt.Sprintf("NVTX range %q: %s; %d ranges covering %.0f%% of their process's time from the first to the last", c.key, named, len(c.rs), 100*c.tiling)
-}
-
-// tiling is the share of the windows (first start to last end, per
-// process) that ranges g (sorted by start, not overlapping within a
-// process) cover.
-func (a *analysis) tiling(g []int32) float64 {
-	rs, rkeys, longEnds := a.c.ranges, a.c.rangeKeys, a.c.longEnds
-	type win struct{ first, last, covered int64 }
-	wins := map[int32]*win{}
-	for _, j := range g {
-		r := &rs[j]
-		p := rkeys[r.key].proc
-		w := wins[p]
-		if w == nil {
-			w = &win{first: r.start}
-			wins[p] = w
-		}
-		end := rangeEnd(r, longEnds)
-		w.last = max(w.last, end)
-		w.covered += end - r.start
-	}
-	var covered, window int64
-	for _, w := range wins {
-		covered += w.covered
-		window += w.last - w.first
-	}
-	if window <= 0 {
-		return 0
-	}
-	return min(1, float64(covered)/float64(window))
+	return cands
 }
 
 // buildUnion merges fault-driven UM activity into disjoint intervals per process.
 func (a *analysis) buildUnion() {
-	// A process whose own analysis gave back its union (analyzeRanks) has
-	// it; the others' are built here.
-	a.union = map[int64][]span{}
-	for p, u := range a.c.procUnion {
-		a.union[p] = u
-	}
+	a.union = faultUnion(a.c.gfaults, a.c.migrations, a.c.procUnion)
 	a.c.procUnion = nil
+}
+
+// faultUnion returns each process's fault-driven UM activity: the union of
+// its GPU fault groups and demand migrations (both sorted by start), as
+// disjoint spans in order. A process in given (its own analysis's union,
+// analyzeProcesses) keeps that one.
+func faultUnion(gfaults []gfault, migrations []migration, given map[int64][]span) map[int64][]span {
+	union := make(map[int64][]span, len(given))
+	for p, u := range given {
+		union[p] = u
+	}
 	// Per process, its GPU fault groups and its demand migrations: each
 	// list is sorted by start (sortInputs), so the union is one sweep
 	// over the two in merged order, with no sort. Counted first: the
@@ -718,19 +622,19 @@ func (a *analysis) buildUnion() {
 	of := func(p int64) *lists {
 		l, ok := per[p]
 		if !ok {
-			if _, given := a.union[p]; !given {
+			if _, ok := given[p]; !ok {
 				l = &lists{}
 			}
 			per[p] = l
 		}
 		return l
 	}
-	for _, g := range a.c.gfaults {
+	for _, g := range gfaults {
 		if l := of(g.pid); l != nil {
 			l.nf++
 		}
 	}
-	for _, m := range a.c.migrations {
+	for _, m := range migrations {
 		if l := of(int64(m.pid)); l != nil && demand(int32(m.cause)) {
 			l.nm++
 		}
@@ -740,12 +644,12 @@ func (a *analysis) buildUnion() {
 			l.f, l.m = make([]span, 0, l.nf), make([]span, 0, l.nm)
 		}
 	}
-	for _, g := range a.c.gfaults {
+	for _, g := range gfaults {
 		if l := per[g.pid]; l != nil {
 			l.f = append(l.f, span{g.start, max(g.end, g.start+1)})
 		}
 	}
-	for _, m := range a.c.migrations {
+	for _, m := range migrations {
 		if l := per[int64(m.pid)]; l != nil && demand(int32(m.cause)) {
 			l.m = append(l.m, span{m.start, max(m.end(), m.start+1)})
 		}
@@ -769,8 +673,9 @@ func (a *analysis) buildUnion() {
 			}
 			out = append(out, s)
 		}
-		a.union[pid] = slices.Clone(out) // drop the spare capacity
+		union[pid] = slices.Clone(out) // drop the spare capacity
 	}
+	return union
 }
 
 // overlapNs is the length of [lo,hi) covered by the pid's UM union.
@@ -802,7 +707,7 @@ func (a *analysis) markStalls() {
 	a.baseline = map[int32]float64{}
 	for api, ds := range calm {
 		if len(ds) >= a.th.MinCalmCalls {
-			a.baseline[api] = medianOf(ds)
+			a.baseline[api] = Median(ds)
 		}
 	}
 	for i := range calls {
@@ -870,8 +775,8 @@ func (a *analysis) workName(w gpuWork) string {
 	switch {
 	case w.name == noWork:
 		return "[no GPU work pending]"
-	case w.name >= 0 && int(w.name) < a.c.kernelNames.len():
-		return a.c.kernelNames.name(w.name)
+	case w.name >= 0 && int(w.name) < a.c.kernelNames.Len():
+		return a.c.kernelNames.Name(w.name)
 	case w.name >= 0:
 		return "[unknown kernel]"
 	case w.name == memsetCode:
@@ -945,7 +850,7 @@ func (a *analysis) mergeGap() int64 {
 		for i, s := range a.steps {
 			ds[i] = s.end - s.start
 		}
-		return int64(2 * medianOf(ds))
+		return int64(2 * Median(ds))
 	}
 	return DefaultMergeGapNs
 }
@@ -1017,18 +922,19 @@ func (a *analysis) findEpisodes() {
 	// The calm medians of every kernel run in any episode, in one pass
 	// over the kernels (a pass per episode read every kernel of the
 	// trace once per episode: 1.4 s of 2M kernel names).
-	a.calmKernels(func(mark func(int32)) {
+	ev := evidencer{a}
+	ev.calmKernels(func(mark func(int32)) {
 		for _, es := range [][]Episode{a.res.Episodes, a.res.Isolated} {
 			for i := range es {
-				a.kernelsIn(es[i].StartNs, es[i].EndNs, func(name int32, _ int64) { mark(name) })
+				ev.kernelsIn(es[i].StartNs, es[i].EndNs, func(name int32, _ int64) { mark(name) })
 			}
 		}
 	})
 	for i := range a.res.Episodes {
-		a.evidence(&a.res.Episodes[i])
+		ev.evidence(&a.res.Episodes[i])
 	}
 	for i := range a.res.Isolated {
-		a.evidence(&a.res.Isolated[i])
+		ev.evidence(&a.res.Isolated[i])
 	}
 }
 
@@ -1073,7 +979,7 @@ func (a *analysis) inStorm(t int64) bool {
 }
 
 // evidence fills an episode's evidence from everything in its window.
-func (a *analysis) evidence(e *Episode) {
+func (a evidencer) evidence(e *Episode) {
 	c := a.c
 	e.DurationNs = e.EndNs - e.StartNs
 	lo, hi := e.StartNs, e.EndNs
@@ -1087,10 +993,10 @@ func (a *analysis) evidence(e *Episode) {
 			e.ExcessNs += max(0, cl.dur()-int64(b))
 		} else if cl.stall {
 			e.ExcessNs += cl.dur()
-			noBaseline = append(noBaseline, c.apiNames.names[cl.api])
+			noBaseline = append(noBaseline, c.apiNames.At(cl.api))
 		}
 		if cl.stall {
-			n := c.apiNames.names[cl.api]
+			n := c.apiNames.At(cl.api)
 			if stallAPIs[n] == nil {
 				stallAPIs[n] = &NameCount{Name: n}
 			}
@@ -1113,7 +1019,7 @@ func (a *analysis) evidence(e *Episode) {
 	sites := map[string]*NameCount{}
 	for i := sort.Search(len(c.cfaults), func(i int) bool { return c.cfaults[i].t >= lo }); i < len(c.cfaults) && c.cfaults[i].t < hi; i++ {
 		e.CPUFaults++
-		n := c.siteNames.names[c.cfaults[i].site]
+		n := c.siteNames.At(c.cfaults[i].site)
 		if sites[n] == nil {
 			sites[n] = &NameCount{Name: n}
 		}
@@ -1130,7 +1036,7 @@ func (a *analysis) evidence(e *Episode) {
 
 // kernelSlowdown compares kernels that started in [lo,hi) with their runs
 // outside every storm episode.
-func (a *analysis) kernelSlowdown(lo, hi int64) []KernelSlow {
+func (a evidencer) kernelSlowdown(lo, hi int64) []KernelSlow {
 	in := map[int32][]int64{}
 	a.kernelsIn(lo, hi, func(name int32, d int64) { in[name] = append(in[name], d) })
 	// Calm medians of the kernels seen here that calmKernels was not
@@ -1153,11 +1059,11 @@ func (a *analysis) kernelSlowdown(lo, hi int64) []KernelSlow {
 		totals[id] = t
 		ids = append(ids, id)
 	}
-	top := topByTotal(ids, func(id int32) int64 { return totals[id] }, 5, a.c.kernelNames.name, a.c.kernelNames.resolve)
+	top := topByTotal(ids, func(id int32) int64 { return totals[id] }, 5, a.c.kernelNames.Name, a.c.kernelNames.Resolve)
 	ks := make([]KernelSlow, 0, len(top))
 	for _, id := range top {
 		ds := in[id]
-		k := KernelSlow{Name: a.c.kernelNames.name(id), Count: len(ds), MedianNs: round1(medianOf(ds))}
+		k := KernelSlow{Name: a.c.kernelNames.Name(id), Count: len(ds), MedianNs: round1(Median(ds))}
 		if m, ok := a.calmKernel[id]; ok {
 			k.CalmMedianNs = round1(m)
 			if k.CalmMedianNs > 0 {
@@ -1171,7 +1077,7 @@ func (a *analysis) kernelSlowdown(lo, hi int64) []KernelSlow {
 
 // kernelsIn calls fn with the name id and duration of each named kernel
 // that started in [lo,hi).
-func (a *analysis) kernelsIn(lo, hi int64, fn func(name int32, d int64)) {
+func (a evidencer) kernelsIn(lo, hi int64, fn func(name int32, d int64)) {
 	for k, ws := range a.work {
 		// ws is sorted by end; kernels starting in the window end at or
 		// after lo, and before hi plus the stream's longest run.
@@ -1189,10 +1095,10 @@ func (a *analysis) kernelsIn(lo, hi int64, fn func(name int32, d int64)) {
 // calmKernels computes the calm median (runs outside every storm) of the
 // kernel name ids that ids marks and no earlier call computed, in one
 // pass over the kernels.
-func (a *analysis) calmKernels(ids func(mark func(int32))) {
+func (a evidencer) calmKernels(ids func(mark func(int32))) {
 	if a.calmDone == nil {
 		a.calmKernel = map[int32]float64{}
-		a.calmDone = make([]bool, a.c.kernelNames.len())
+		a.calmDone = make([]bool, a.c.kernelNames.Len())
 	}
 	var want []bool
 	ids(func(id int32) {
@@ -1287,8 +1193,8 @@ func (g *migAgg) list() []MigrationAgg {
 // id when want is nil) with the durations of its runs that keep returns
 // true for, sorted ascending. ds is a buffer reused for the next id: fn
 // must not keep it.
-func (a *analysis) kernelSamples(want []bool, keep func(w gpuWork, start int64) bool, fn func(id int32, ds []float64)) {
-	counts := make([]int, a.c.kernelNames.len())
+func (a evidencer) kernelSamples(want []bool, keep func(w gpuWork, start int64) bool, fn func(id int32, ds []float64)) {
+	counts := make([]int, a.c.kernelNames.Len())
 	for k, ws := range a.work {
 		for _, w := range ws {
 			if w.name >= 0 && (want == nil || want[w.name]) && keep(w, w.end-a.wdur(k, w)) {
@@ -1333,3 +1239,15 @@ func (a *analysis) kernelSamples(want []bool, keep func(w gpuWork, start int64) 
 		fn(int32(id), ds)
 	}
 }
+
+// The analysis's later stages are types of their own over the same
+// state, each with the methods of one stage: evidencer (the kernel
+// evidence of episodes), summarizer (statistics, UM summary, step rows,
+// verdict, headline, warnings, mitigations), timeliner (timeline, lanes,
+// charts) and devicer (per-device and memory figures, sanitizer findings).
+type (
+	evidencer  struct{ *analysis }
+	summarizer struct{ *analysis }
+	timeliner  struct{ *analysis }
+	devicer    struct{ *analysis }
+)

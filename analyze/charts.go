@@ -40,7 +40,7 @@ type Charts struct {
 
 // charts fills Result.Charts from the host-blocking calls (after
 // markStalls and stepRows).
-func (a *analysis) charts() {
+func (a timeliner) charts() {
 	c := a.c
 	ch := &a.res.Charts
 	ch.SyncHistograms = []LatencyHist{}
@@ -48,7 +48,7 @@ func (a *analysis) charts() {
 	byAPI := map[string]map[int]int64{}
 	for i := range c.calls {
 		cl := &c.calls[i]
-		name := c.apiNames.names[cl.api]
+		name := c.apiNames.At(cl.api)
 		m := byAPI[name]
 		if m == nil {
 			m = map[int]int64{}

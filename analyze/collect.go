@@ -3,7 +3,6 @@ package analyze
 import (
 	"cmp"
 	"fmt"
-	"hash/maphash"
 	"math"
 	"slices"
 	"strings"
@@ -13,169 +12,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/umtrace/umtrace/ingest"
+
+	"github.com/umtrace/umtrace/analyze/internal/chunks"
+	"github.com/umtrace/umtrace/analyze/internal/intern"
 )
 
 // The collect phase streams every table once, in parallel, into compact
 // structures: only what the analysis needs, never a copy of a whole table.
-
-type interner struct {
-	// ids maps a name's 64-bit hash to its id; names whose hash another
-	// name took first are in clash. Hashing once and keying the map by
-	// the hash keeps millions of 200-byte kernel names from being hashed
-	// again and compared on every map growth.
-	ids   map[uint64]int32
-	clash map[string]int32
-	seed  maphash.Seed
-	names []string
-	// keys maps a column's dictionary keys to ids (column).
-	keys *dictCache[int32]
-	// arena holds the names' bytes, many to an allocation: millions of
-	// kernel names as separate objects make every GC cycle long.
-	arena strings.Builder
-	// lazy: names from a shared dictionary are added unlooked-up, each
-	// dictionary entry once (the dictCache sees to that); dedupe merges
-	// any string held under two entries after the pass. An nsys StringIds
-	// table holds each string once, but a redacted or merged export need
-	// not; millions of kernel names were a second of map lookups.
-	lazy, lazyAdded bool
-	// By source id (byID, names.go): src reads the names; sids[id] is
-	// id's source id, local (and far, for large ones) the other way
-	// round (while collecting).
-	src    *sourceNames
-	sids   [][]int32 // in pages (addSID); -1: in farSID
-	farSID map[int32]int64
-	nSIDs  int
-	local  [][]int32 // source id → id+1, in pages
-	far    map[int64]int32
-}
-
-func newInterner() *interner {
-	return &interner{ids: map[uint64]int32{}, clash: map[string]int32{}, seed: maphash.MakeSeed()}
-}
-
-const arenaBytes = 1 << 20
-
-func (in *interner) id(s string) int32 { return in.intern(s, false) }
-
-// intern returns s's id; stable says s outlives its batch (a shared
-// dictionary's value), so it need not be copied.
-func (in *interner) intern(s string, stable bool) int32 {
-	if stable && in.lazy {
-		in.lazyAdded = true
-		in.names = append(in.names, s)
-		return int32(len(in.names) - 1)
-	}
-	h := maphash.String(in.seed, s)
-	first, taken := in.ids[h]
-	if taken {
-		if in.names[first] == s {
-			return first
-		}
-		if id, ok := in.clash[s]; ok {
-			return id
-		}
-	}
-	if !stable {
-		// s may point into an Arrow buffer released with its batch:
-		// copy it. A Builder never moves bytes it has handed out in
-		// String() unless it grows, so a full arena is replaced, not
-		// grown.
-		if in.arena.Cap()-in.arena.Len() < len(s) {
-			in.arena = strings.Builder{}
-			in.arena.Grow(max(arenaBytes, len(s)))
-		}
-		at := in.arena.Len()
-		in.arena.WriteString(s)
-		s = in.arena.String()[at:]
-	}
-	id := int32(len(in.names))
-	if taken {
-		in.clash[s] = id
-	} else {
-		in.ids[h] = id
-	}
-	in.names = append(in.names, s)
-	return id
-}
-
-// batchIDs interns a batch's dictionary once and returns the row → id map.
-func (in *interner) batchIDs(s ingest.Strings) []int32 {
-	local := make([]int32, s.DictLen())
-	for k := range local {
-		local[k] = in.id(s.DictValue(k))
-	}
-	return local
-}
-
-// column prepares the interner for a batch's string column: key(s, i) is
-// then row i's id. Each distinct string is hashed once per batch, or once
-// per scan when the batches share a dictionary.
-func (in *interner) column(s ingest.Strings) {
-	if in.keys == nil {
-		in.keys = newDictCache(in.intern)
-	}
-	in.keys.batch(s)
-	if in.keys.shared && !in.lazy {
-		in.lazy = true
-		// A trace's string table: about half of it names this column
-		// (kernel names; their short and mangled forms the rest). Sized
-		// once: grown by appends, millions of names were copied five
-		// times over.
-		in.names = slices.Grow(in.names, s.DictLen()/2)
-	}
-}
-
-// dedupe merges the names that lazy interning added more than once and
-// returns each id's canonical id (the first with its string), or nil when
-// no name repeats. It runs once, after the pass.
-func (in *interner) dedupe() []int32 {
-	if !in.lazyAdded {
-		return nil
-	}
-	in.lazyAdded = false
-	type hashID struct {
-		h  uint64
-		id int32
-	}
-	hs := make([]hashID, len(in.names))
-	for i, s := range in.names {
-		hs[i] = hashID{maphash.String(in.seed, s), int32(i)}
-	}
-	slices.SortFunc(hs, func(x, y hashID) int { return cmp.Or(cmp.Compare(x.h, y.h), cmp.Compare(x.id, y.id)) })
-	var canon []int32
-	for i := 0; i < len(hs); {
-		j := i + 1
-		for j < len(hs) && hs[j].h == hs[i].h {
-			j++
-		}
-		// One hash, ids ascending: each id goes to the first equal one.
-		for a := i + 1; a < j; a++ {
-			for b := i; b < a; b++ {
-				if in.names[hs[a].id] != in.names[hs[b].id] {
-					continue
-				}
-				if canon == nil {
-					canon = make([]int32, len(in.names))
-					for k := range canon {
-						canon[k] = int32(k)
-					}
-				}
-				canon[hs[a].id] = canon[hs[b].id]
-				break
-			}
-		}
-		i = j
-	}
-	return canon
-}
-
-// key returns row i's id (-1 when null) after column(s).
-func (in *interner) key(s ingest.Strings, i int) int32 {
-	if id, ok := in.keys.get(s, i); ok {
-		return id
-	}
-	return -1
-}
 
 type pidCorr struct{ pid, corr int64 }
 type streamKey struct{ pid, stream int64 }
@@ -283,6 +126,20 @@ type rangeKey struct {
 	nameID int32 // -1 for a null name
 }
 
+// rangeTable holds the NVTX ranges collect read, in table order, and what
+// names them: each range's key stands for its (process, name) pair.
+type rangeTable struct {
+	ranges    []rangeRec
+	rangeBuf  chunks.List[rangeRec] // ranges while collecting, where ranges was not sized up front
+	rangeKeys []rangeKey            // by rangeRec.key
+	longEnds  map[uint32]int64      // the ends of long ranges, by their keys
+	rangePids []int64               // by rangeKey.proc
+	rangeProc map[int64]int32       // the other way round, while collecting
+	nameKey   []uint32              // while collecting: by name id + 1, the key of its first process's ranges + 1
+	pairKey   map[rangeKey]uint32   // while collecting: keys of names' other processes
+	nvtxNames *rangeNameTable
+}
+
 // rangeView is what a job's collectives need of the collected ranges.
 type rangeView struct {
 	ranges   []rangeRec
@@ -300,20 +157,20 @@ func rangeEnd(r *rangeRec, longEnds map[uint32]int64) int64 {
 }
 
 // wide returns r as an nvtxRange.
-func (c *collector) wide(r *rangeRec) nvtxRange {
+func (c *rangeTable) wide(r *rangeRec) nvtxRange {
 	k := c.rangeKeys[r.key]
 	return nvtxRange{start: r.start, end: rangeEnd(r, c.longEnds), proc: k.proc, nameID: k.nameID}
 }
 
 // rangePid is r's process.
-func (c *collector) rangePid(r *rangeRec) int64 { return c.rangePids[c.rangeKeys[r.key].proc] }
+func (c *rangeTable) rangePid(r *rangeRec) int64 { return c.rangePids[c.rangeKeys[r.key].proc] }
 
 // rangeNameID is r's name id (-1 for a null name).
-func (c *collector) rangeNameID(r *rangeRec) int32 { return c.rangeKeys[r.key].nameID }
+func (c *rangeTable) rangeNameID(r *rangeRec) int32 { return c.rangeKeys[r.key].nameID }
 
 // newRange returns the range [s, e) of key's process and name; a long one
 // gets a key of its own, which holds its end.
-func (c *collector) newRange(s, e int64, key uint32) rangeRec {
+func (c *rangeTable) newRange(s, e int64, key uint32) rangeRec {
 	if d := e - s; d >= 0 && d < longRange {
 		return rangeRec{start: s, dur: uint32(d), key: key}
 	}
@@ -327,7 +184,7 @@ func (c *collector) newRange(s, e int64, key uint32) rangeRec {
 }
 
 // rangeKeyOf returns the key of process proc's ranges named id.
-func (c *collector) rangeKeyOf(proc, id int32) uint32 {
+func (c *rangeTable) rangeKeyOf(proc, id int32) uint32 {
 	i := int(id) + 1
 	if i >= len(c.nameKey) {
 		c.nameKey = append(c.nameKey, make([]uint32, i+1-len(c.nameKey))...)
@@ -354,7 +211,7 @@ func (c *collector) rangeKeyOf(proc, id int32) uint32 {
 	return k2
 }
 
-func (c *collector) addRangeKey(proc, id int32) uint32 {
+func (c *rangeTable) addRangeKey(proc, id int32) uint32 {
 	if len(c.rangeKeys) >= longRange {
 		panic("analyze: more than 2^32-1 NVTX range keys")
 	}
@@ -363,7 +220,7 @@ func (c *collector) addRangeKey(proc, id int32) uint32 {
 }
 
 // rangeName is r's name ("" for a null one).
-func (c *collector) rangeName(r nvtxRange) string {
+func (c *rangeTable) rangeName(r nvtxRange) string {
 	if r.nameID < 0 {
 		return ""
 	}
@@ -391,31 +248,31 @@ func (s *span) add(lo, hi int64) {
 func newSpan() span { return span{math.MaxInt64, math.MinInt64} }
 
 type collector struct {
-	apiTables *apiTables // the per-API tables, made ahead (analyzeRanks); nil: apiStats makes them
+	apiTables *apiTables // the per-API tables, made ahead (analyzeProcesses); nil: apiStats makes them
 
 	// API
-	apiNames *interner
+	apiNames *intern.Table
 	// API: the duration of every call, by API id; calls of 4.29 s or more
 	// keep their exact duration in longAPI instead. The pass collects them
 	// by process (apiBy, with each process's call span and managed
 	// allocations); finish puts the whole trace's together.
-	apiDurs []*chunks[uint32]
+	apiDurs []*chunks.List[uint32]
 	longAPI map[int32][]int64
 	apiBy   byPid[pidAPI]
 	// calls is filled from callBuf when the pass ends: a list grown by
 	// doubling would carry up to half its size spare through the analysis.
 	calls   []call
-	callBuf chunks[call]
+	callBuf chunks.List[call]
 	managed int
 	threads map[streamKey]bool // (pid, tid)
 	// firstRT is each process's first CUDA runtime call (startup.go).
 	firstRT map[int64]*call
 	apiSpan span
 	// GPU work
-	kernelNames *interner
-	kernels     map[streamKey]*chunks[gpuWork]
-	copies      map[streamKey]*chunks[gpuWork]
-	memsets     map[streamKey]*chunks[gpuWork]
+	kernelNames *intern.Table
+	kernels     map[streamKey]*chunks.List[gpuWork]
+	copies      map[streamKey]*chunks.List[gpuWork]
+	memsets     map[streamKey]*chunks.List[gpuWork]
 	copyStream  map[pidCorr]int64 // explicit copy or memset → stream
 	setStream   map[pidCorr]int64
 	gpuSpan     span
@@ -425,22 +282,21 @@ type collector struct {
 	kernelBy, memcpyBy, memsetBy byPid[pidWork]
 	pidGPU                       map[int64]pidWork
 	longMu                       sync.Mutex
-	// Split (procsplit.go): a process's analysis hands its merged GPU
-	// work to the whole trace's (handoff, set on the process's collector),
-	// which takes it as sortedWork instead of merging those streams again;
-	// splitMu guards the whole trace's work maps meanwhile.
-	handoff    func(map[streamKey][]gpuWork)
+	// Split (procsplit.go): a process's collector knows the whole file's
+	// (whole): its analysis hands it its merged GPU work, which the whole
+	// trace's takes as sortedWork instead of merging those streams again;
+	// splitMu guards the whole trace's work maps meanwhile. Done, a
+	// process's analysis gives back its annotated calls and its
+	// fault-driven activity (output): each call's overlap, stream and
+	// waited work, and the union, are the same in the whole analysis,
+	// which takes them (procCalls, procUnion) instead of computing them.
+	whole      *collector
 	sortedWork map[streamKey][]gpuWork
 	splitMu    sync.Mutex
 	ords       *procOrds // each record's process, while split runs
-	// Done, a process's analysis gives back its annotated calls and its
-	// fault-driven activity (giveBack): each call's overlap, stream and
-	// waited work, and the union, are the same in the whole analysis,
-	// which takes them (procCalls, procUnion) instead of computing them.
-	giveBack  func(calls []call, union map[int64][]span)
-	procCalls map[int64][]call
-	procUnion map[int64][]span
-	longWork  map[longKey]int64
+	procCalls  map[int64][]call
+	procUnion  map[int64][]span
+	longWork   map[longKey]int64
 	// Sync records
 	syncStream map[pidCorr]int64
 	// UM
@@ -448,20 +304,12 @@ type collector struct {
 	clamped    int // migrations whose duration or size exceeded 32 bits
 	gfaults    []gfault
 	cfaults    []cfault
-	siteNames  *interner
+	siteNames  *intern.Table
 	allocs     []alloc
 	// Per-device and memory figures (devices.go), fed by the same pass.
 	multi *multiData
-	// NVTX, threads, GPUs
-	ranges    []rangeRec
-	rangeBuf  chunks[rangeRec]    // ranges while collecting, where ranges was not sized up front
-	rangeKeys []rangeKey          // by rangeRec.key
-	longEnds  map[uint32]int64    // the ends of long ranges, by their keys
-	rangePids []int64             // by rangeKey.proc
-	rangeProc map[int64]int32     // the other way round, while collecting
-	nameKey   []uint32            // while collecting: by name id + 1, the key of its first process's ranges + 1
-	pairKey   map[rangeKey]uint32 // while collecting: keys of names' other processes
-	nvtxNames *rangeNameTable
+	// NVTX ranges (rangeTable), threads, GPUs
+	rangeTable
 	// For a job (collectives): per NVTX name id what a job needs of it,
 	// and per process the rank its NVTX rows name (its collective ranges
 	// are taken from ranges after the analysis, collectiveRanges).
@@ -521,9 +369,9 @@ func collect(src ingest.Source) (*collector, error) {
 
 func newCollector() *collector {
 	c := &collector{
-		apiNames: newInterner(), kernelNames: newInterner(), siteNames: newInterner(), nvtxNames: newRangeNameTable(),
-		threads: map[streamKey]bool{}, kernels: map[streamKey]*chunks[gpuWork]{}, copies: map[streamKey]*chunks[gpuWork]{},
-		memsets: map[streamKey]*chunks[gpuWork]{}, copyStream: map[pidCorr]int64{}, setStream: map[pidCorr]int64{},
+		apiNames: intern.New(), kernelNames: intern.New(), siteNames: intern.New(), rangeTable: rangeTable{nvtxNames: newRangeNameTable()},
+		threads: map[streamKey]bool{}, kernels: map[streamKey]*chunks.List[gpuWork]{}, copies: map[streamKey]*chunks.List[gpuWork]{},
+		memsets: map[streamKey]*chunks.List[gpuWork]{}, copyStream: map[pidCorr]int64{}, setStream: map[pidCorr]int64{},
 		syncStream: map[pidCorr]int64{}, threadNames: map[streamKey]string{},
 		apiSpan: newSpan(), gpuSpan: newSpan(), longAPI: map[int32][]int64{}, longWork: map[longKey]int64{},
 		firstRT: map[int64]*call{},
@@ -585,7 +433,7 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 		ingest.Thread:   {fn: c.addThread},
 		ingest.GPU:      {fn: c.addGPU},
 	}
-	names := nameTable(src)
+	names := intern.NameTable(src)
 	for t, f := range out {
 		f.cols = needed[t]
 		if t == ingest.Kernel && names != nil {
@@ -593,7 +441,7 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 		}
 		out[t] = f
 	}
-	c.kernelNames.byID(names)
+	c.kernelNames.ByID(names)
 	md, taps := newMultiData(names)
 	c.multi = md
 	for t, tp := range taps {
@@ -606,21 +454,21 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 		out[t] = feed{fn: func(r arrow.RecordBatch) { own(r); tp.fn(r) }, cols: union(f.cols, tp.cols)}
 	}
 	return out, func() {
-		if canon := c.kernelNames.dedupe(); canon != nil {
+		if canon := c.kernelNames.Dedupe(); canon != nil {
 			c.renameKernels(canon)
 		}
 		md.finish()
-		c.calls = c.callBuf.drainTo(make([]call, 0, c.callBuf.len()))
+		c.calls = c.callBuf.DrainTo(make([]call, 0, c.callBuf.Len()))
 		switch {
-		case c.rangeBuf.len() > 0:
-			c.ranges = c.rangeBuf.drainTo(make([]rangeRec, 0, c.rangeBuf.len()))
+		case c.rangeBuf.Len() > 0:
+			c.ranges = c.rangeBuf.DrainTo(make([]rangeRec, 0, c.rangeBuf.Len()))
 		case cap(c.ranges)-len(c.ranges) > len(c.ranges)/4+4096:
 			c.ranges = slices.Clone(c.ranges) // the estimate was far off (NVTX marks)
 		}
 		c.rangeProc, c.nameKey, c.pairKey = nil, nil, nil
 		c.nvtxNames.done()
-		for _, in := range []*interner{c.apiNames, c.kernelNames, c.siteNames} {
-			in.ids, in.clash, in.keys, in.local, in.far = nil, nil, nil, nil, nil
+		for _, in := range []*intern.Table{c.apiNames, c.kernelNames, c.siteNames} {
+			in.Done()
 		}
 		c.finishByPid()
 	}
@@ -731,7 +579,7 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 	pid, tid := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColTid)
 	corr := ingest.I64(r, t, ingest.ColCorrelationID)
 	names := ingest.Str(r, t, ingest.ColName)
-	local := c.apiNames.batchIDs(names)
+	local := c.apiNames.BatchIDs(names)
 	classes := make([]*syncClass, len(local))
 	managed := make([]bool, len(local))
 	runtime := make([]bool, len(local))
@@ -743,7 +591,7 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 		seen[k] = streamKey{-1, -1}
 	}
 	for k, id := range local {
-		n := c.apiNames.names[id]
+		n := c.apiNames.At(id)
 		if cl, ok := HostBlocking[n]; ok {
 			classes[k] = &cl
 		}
@@ -760,9 +608,9 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 		pa := c.apiBy.get(p)
 		if d := e - s; d >= 0 && d < maxDur {
 			for int(id) >= len(pa.durs) {
-				pa.durs = append(pa.durs, &chunks[uint32]{})
+				pa.durs = append(pa.durs, &chunks.List[uint32]{})
 			}
-			pa.durs[id].push(uint32(d))
+			pa.durs[id].Push(uint32(d))
 		} else {
 			if pa.long == nil {
 				pa.long = map[int32][]int64{}
@@ -794,12 +642,12 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 			if !corr.IsNull(i) {
 				cr = corr.Value(i)
 			}
-			c.callBuf.push(call{start: s, end: e, pid: p, tid: tid.Value(i), corr: cr, api: id, scope: cl.Scope, explicit: cl.Kind == Explicit})
+			c.callBuf.Push(call{start: s, end: e, pid: p, tid: tid.Value(i), corr: cr, api: id, scope: cl.Scope, explicit: cl.Kind == Explicit})
 		}
 	}
 }
 
-func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[streamKey]*chunks[gpuWork], byCorr map[pidCorr]int64, by *byPid[pidWork]) {
+func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[streamKey]*chunks.List[gpuWork], byCorr map[pidCorr]int64, by *byPid[pidWork]) {
 	st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
 	pid, strm := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColStreamID)
 	corr := ingest.I64(r, t, ingest.ColCorrelationID)
@@ -807,11 +655,11 @@ func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[stream
 	var nameIDs *array.Int64
 	isKernel := t == ingest.Kernel
 	switch {
-	case isKernel && c.kernelNames.src != nil:
+	case isKernel && c.kernelNames.ByIDs() != nil:
 		nameIDs = ingest.I64(r, t, ingest.ColNameID)
 	case isKernel:
 		names = ingest.Str(r, t, ingest.ColName)
-		c.kernelNames.column(names)
+		c.kernelNames.Column(names)
 	}
 	// A stream's list through a small cache: rows of a stream come in
 	// runs in a sorted export, but shuffled ones change stream at almost
@@ -819,12 +667,12 @@ func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[stream
 	// more than the rest of the loop.
 	type slot struct {
 		k  streamKey
-		ws *chunks[gpuWork]
+		ws *chunks.List[gpuWork]
 		sp *span
 	}
 	var cache [64]slot
 	var k streamKey
-	var ws *chunks[gpuWork]
+	var ws *chunks.List[gpuWork]
 	var sp *span
 	for i := 0; i < int(r.NumRows()); i++ {
 		if nk := (streamKey{pid.Value(i), strm.Value(i)}); ws == nil || nk != k {
@@ -832,7 +680,7 @@ func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[stream
 			if e.ws == nil || e.k != nk {
 				e.k, e.ws = nk, dst[nk]
 				if e.ws == nil {
-					e.ws = &chunks[gpuWork]{}
+					e.ws = &chunks.List[gpuWork]{}
 					dst[nk] = e.ws
 				}
 				e.sp = &by.get(nk.pid).span
@@ -842,12 +690,12 @@ func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[stream
 		name := int32(memsetCode)
 		switch {
 		case nameIDs != nil:
-			name = c.kernelNames.sidKey(nameIDs, i)
+			name = c.kernelNames.SIDKey(nameIDs, i)
 		case isKernel:
-			name = c.kernelNames.key(names, i)
+			name = c.kernelNames.Key(names, i)
 		}
 		s, e := st.Value(i), en.Value(i)
-		ws.push(c.newWork(k, s, e, name))
+		ws.Push(c.newWork(k, s, e, name))
 		sp.add(s, e)
 		if byCorr != nil && !corr.IsNull(i) {
 			byCorr[pidCorr{k.pid, corr.Value(i)}] = k.stream
@@ -858,7 +706,7 @@ func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[stream
 // renameKernels replaces every kernel name id by canon[id].
 func (c *collector) renameKernels(canon []int32) {
 	for _, ws := range c.kernels {
-		for _, b := range ws.blocks {
+		for _, b := range ws.Blocks() {
 			for i := range b {
 				if b[i].name >= 0 {
 					b[i].name = canon[b[i].name]
@@ -938,10 +786,10 @@ func (c *collector) addMemcpy(r arrow.RecordBatch) {
 		k := streamKey{p, strm.Value(i)}
 		ws := c.copies[k]
 		if ws == nil {
-			ws = &chunks[gpuWork]{}
+			ws = &chunks.List[gpuWork]{}
 			c.copies[k] = ws
 		}
-		ws.push(c.newWork(k, s, e, -1-kd))
+		ws.Push(c.newWork(k, s, e, -1-kd))
 		if !corr.IsNull(i) {
 			c.copyStream[pidCorr{p, corr.Value(i)}] = k.stream
 		}
@@ -980,7 +828,7 @@ func (c *collector) addCPUFault(r arrow.RecordBatch) {
 		key := [4]int32{int32(fn.Key(i)), int32(mod.Key(i)), int32(file.Key(i)), line.Value(i)}
 		site, ok := cache[key]
 		if !ok {
-			site = c.siteNames.id(siteLabel(fn.Value(i), mod.Value(i), file.Value(i), line.Value(i)))
+			site = c.siteNames.ID(siteLabel(fn.Value(i), mod.Value(i), file.Value(i), line.Value(i)))
 			cache[key] = site
 		}
 		c.cfaults = push(c.cfaults, cfault{t: st.Value(i), pid: pid.Value(i), addr: addr.Value(i), site: site})
@@ -1042,7 +890,7 @@ func (c *collector) addNVTX(r arrow.RecordBatch) {
 				if int(local[k]) == len(c.nvtxMeta) {
 					// A new name (ids are handed out in order): what a
 					// job needs of it, looked at once.
-					c.nvtxMeta = append(c.nvtxMeta, nvtxMeta{rank: rankFromText(v), coll: IsCollectiveRange(v)})
+					c.nvtxMeta = append(c.nvtxMeta, nvtxMeta{rank: RankFromText(v), coll: IsCollectiveRange(v)})
 				}
 			}
 			id = local[k]
@@ -1081,7 +929,7 @@ func (c *collector) addNVTX(r arrow.RecordBatch) {
 		if cap(c.ranges) > 0 {
 			c.ranges = append(c.ranges, r)
 		} else {
-			c.rangeBuf.push(r)
+			c.rangeBuf.Push(r)
 		}
 	}
 }

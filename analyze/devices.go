@@ -15,6 +15,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/umtrace/umtrace/ingest"
+
+	"github.com/umtrace/umtrace/analyze/internal/cache"
+	"github.com/umtrace/umtrace/analyze/internal/intern"
+	"github.com/umtrace/umtrace/analyze/internal/radix"
 )
 
 // Per-device and per-process figures: Result.Devices and Result.Processes,
@@ -88,7 +92,9 @@ func RankFromEnv(env map[string]string) (int, string) {
 	return -1, ""
 }
 
-func rankFromText(s string) int {
+// RankFromText returns the rank a text names ("rank 3", "RANK=3",
+// "[rank:3]"), or -1.
+func RankFromText(s string) int {
 	if !mayHaveRank(s) {
 		return -1
 	}
@@ -133,11 +139,10 @@ type multiData struct {
 	devs      map[int64]*devAcc
 	pidDev    map[devKey]int64 // kernel time per (pid, device)
 	pidNCCL   map[int64][2]int64
-	haveScan  bool
 	memEvents []memEvent
 	failures  []failedAlloc
 	procs     map[int64]*multiData
-	nccl      []collective // a process's NCCL kernels (a job's collectives)
+	nccl      []Collective // a process's NCCL kernels (a job's collectives)
 	mu        sync.Mutex   // the taps of different tables run concurrently
 	// procDev's cache: rows of one device come in runs.
 	lastID  int64
@@ -145,7 +150,7 @@ type multiData struct {
 }
 
 func newMultiAcc() *multiData {
-	return &multiData{devs: map[int64]*devAcc{}, pidDev: map[devKey]int64{}, pidNCCL: map[int64][2]int64{}, haveScan: true}
+	return &multiData{devs: map[int64]*devAcc{}, pidDev: map[devKey]int64{}, pidNCCL: map[int64][2]int64{}}
 }
 
 // proc returns process p's figures.
@@ -253,136 +258,155 @@ func isAllocAPI(name string) bool {
 // and memory figures need, as taps on collect's one pass over the tables
 // (each batch is read once for everything; the figures are used only when
 // the trace has more than one device or process). finish completes them.
-func newMultiData(names *sourceNames) (*multiData, map[*ingest.Table]tap) {
+func newMultiData(names *intern.Names) (*multiData, map[*ingest.Table]tap) {
 	md := newMultiAcc()
 	md.procs = map[int64]*multiData{}
+	// Each process's figures, through a cache of the last processes: the
+	// rows of several processes interleave (shuffled exports), and a map
+	// lookup per row cost more than the row.
+	var recent cache.Recent[multiData]
+	proc := func(p int64) *multiData {
+		m := recent.Get(p)
+		if m == nil {
+			m = md.proc(p)
+			recent.Put(p, m)
+		}
+		return m
+	}
 	taps := map[*ingest.Table]tap{}
-	const multi = true
-	scanTable := func(_ ingest.Source, t *ingest.Table, cols []string, fn func(arrow.RecordBatch)) error {
+	add := func(t *ingest.Table, cols []string, fn func(arrow.RecordBatch)) {
 		taps[t] = tap{cols: cols, fn: func(r arrow.RecordBatch) {
 			md.mu.Lock()
 			defer md.mu.Unlock()
 			fn(r)
 		}}
-		return nil
 	}
-	var src ingest.Source
-	// Each process's figures, through a cache of the last processes: the
-	// rows of several processes interleave (shuffled exports), and a map
-	// lookup per row cost more than the row.
-	var recent recentPids[multiData]
-	proc := func(p int64) *multiData {
-		m := recent.get(p)
-		if m == nil {
-			m = md.proc(p)
-			recent.put(p, m)
-		}
-		return m
+	kcols := []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColName}
+	if names != nil {
+		kcols = idCols(kcols)
 	}
-	var errs []error
-	if multi {
-		md.haveScan = true
-		t := ingest.Kernel
-		nccl := newDictCache(func(v string, _ bool) bool { return IsNCCLKernel(v) })
-		// NCCL kernels' short names, one string per name (not a copy per
-		// kernel; a cache of strings by dictionary entry would be 16 bytes
-		// for each of the millions of entries a shared dictionary has).
-		shortOf := map[string]string{}
-		shortBySID := map[int64]string{}
-		cols := []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColName}
+	add(ingest.Kernel, kcols, kernelTap(names, proc))
+	add(ingest.Memcpy, []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColBytes, ingest.ColCopyKind, ingest.ColMigCause}, memcpyTap(proc))
+	add(ingest.GPUFault, []string{ingest.ColPid, ingest.ColDeviceID, ingest.ColNumFaults}, gpuFaultTap(proc))
+	add(ingest.MemUsage, []string{ingest.ColStart, ingest.ColPid, ingest.ColDeviceID, ingest.ColAddress, ingest.ColBytes, ingest.ColMemKind, ingest.ColOperation}, memUsageTap(proc))
+	add(ingest.API, []string{ingest.ColStart, ingest.ColPid, ingest.ColName, ingest.ColReturnValue}, failedAllocTap(proc))
+	return md, taps
+}
+
+// kernelTap counts kernels per process and device and keeps the NCCL
+// kernels, a job's collectives (names: kernel names as ids, nil when the
+// batches carry the names).
+func kernelTap(names *intern.Names, proc func(int64) *multiData) func(arrow.RecordBatch) {
+	t := ingest.Kernel
+	nccl := cache.NewDict(func(v string, _ bool) bool { return IsNCCLKernel(v) })
+	// NCCL kernels' short names, one string per name (not a copy per
+	// kernel; a cache of strings by dictionary entry would be 16 bytes
+	// for each of the millions of entries a shared dictionary has).
+	shortOf := map[string]string{}
+	shortBySID := map[int64]string{}
+	return func(r arrow.RecordBatch) {
+		st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
+		pid, dv := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColDeviceID)
+		var strs ingest.Strings
+		var ids *array.Int64
 		if names != nil {
-			cols = idCols(cols)
+			ids = ingest.I64(r, t, ingest.ColNameID)
+		} else {
+			strs = ingest.Str(r, t, ingest.ColName)
+			nccl.Batch(strs)
 		}
-		errs = append(errs, scanTable(src, t, cols, func(r arrow.RecordBatch) {
-			st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
-			pid, dv := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColDeviceID)
-			var strs ingest.Strings
-			var ids *array.Int64
-			if names != nil {
-				ids = ingest.I64(r, t, ingest.ColNameID)
-			} else {
-				strs = ingest.Str(r, t, ingest.ColName)
-				nccl.batch(strs)
-			}
-			for i := 0; i < int(r.NumRows()); i++ {
-				p, dur := pid.Value(i), en.Value(i)-st.Value(i)
-				m := proc(p)
-				d := m.procDev(p, dv.Value(i))
-				d.d.Kernels++
-				d.d.KernelNs += dur
-				var short string
-				if ids != nil {
-					if ids.IsNull(i) || !names.nccl(ids.Value(i)) {
-						continue
-					}
-					sid := ids.Value(i)
-					s, ok := shortBySID[sid]
-					if !ok {
-						s = ncclShort(names.get(sid))
-						shortBySID[sid] = s
-					}
-					short = s
-				} else {
-					if is, _ := nccl.get(strs, i); !is {
-						continue
-					}
-					n := strs.Value(i)
-					s, ok := shortOf[n]
-					if !ok {
-						s = ncclShort(n)
-						shortOf[strings.Clone(n)] = s
-					}
-					short = s
-				}
-				d.d.NCCLKernels++
-				d.d.NCCLNs += dur
-				x := m.pidNCCL[p]
-				m.pidNCCL[p] = [2]int64{x[0] + 1, x[1] + dur}
-				m.nccl = append(m.nccl, collective{short, st.Value(i), en.Value(i)})
-			}
-		}))
-		t2 := ingest.Memcpy
-		errs = append(errs, scanTable(src, t2, []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColBytes, ingest.ColCopyKind, ingest.ColMigCause}, func(r arrow.RecordBatch) {
-			st, en := ingest.I64(r, t2, ingest.ColStart), ingest.I64(r, t2, ingest.ColEnd)
-			pid, dv := ingest.I64(r, t2, ingest.ColPid), ingest.I64(r, t2, ingest.ColDeviceID)
-			by, ck, mc := ingest.I64(r, t2, ingest.ColBytes), ingest.I32(r, t2, ingest.ColCopyKind), ingest.I32(r, t2, ingest.ColMigCause)
-			for i := 0; i < int(r.NumRows()); i++ {
-				d := proc(pid.Value(i)).procDev(pid.Value(i), dv.Value(i))
-				kind, b := ck.Value(i), by.Value(i)
-				if kind == 8 || kind == 10 || kind == 13 {
-					d.d.PeerBytes += b
-				}
-				cause := int32(-1)
-				if !mc.IsNull(i) {
-					cause = mc.Value(i)
-				}
-				if kind >= 11 && kind <= 13 || cause >= 0 {
-					m := migration{start: st.Value(i), kind: int8(kind), cause: int8(cause)}
-					d.mig.addExact(m, b, en.Value(i)-st.Value(i))
-					switch {
-					case cause == 1:
-						d.d.PrefetchBytes += b
-					case demand(cause):
-						d.d.DemandBytes += b
-					}
+		for i := 0; i < int(r.NumRows()); i++ {
+			p, dur := pid.Value(i), en.Value(i)-st.Value(i)
+			m := proc(p)
+			d := m.procDev(p, dv.Value(i))
+			d.d.Kernels++
+			d.d.KernelNs += dur
+			var short string
+			if ids != nil {
+				if ids.IsNull(i) || !names.NCCL(ids.Value(i)) {
 					continue
 				}
-				d.copy[copyKindName(kind)] += b
+				sid := ids.Value(i)
+				s, ok := shortBySID[sid]
+				if !ok {
+					s = ncclShort(names.Get(sid))
+					shortBySID[sid] = s
+				}
+				short = s
+			} else {
+				if is, _ := nccl.Get(strs, i); !is {
+					continue
+				}
+				n := strs.Value(i)
+				s, ok := shortOf[n]
+				if !ok {
+					s = ncclShort(n)
+					shortOf[strings.Clone(n)] = s
+				}
+				short = s
 			}
-		}))
-		t3 := ingest.GPUFault
-		errs = append(errs, scanTable(src, t3, []string{ingest.ColPid, ingest.ColDeviceID, ingest.ColNumFaults}, func(r arrow.RecordBatch) {
-			pid := ingest.I64(r, t3, ingest.ColPid)
-			dv, nf := ingest.I64(r, t3, ingest.ColDeviceID), ingest.I64(r, t3, ingest.ColNumFaults)
-			for i := 0; i < int(r.NumRows()); i++ {
-				d := proc(pid.Value(i)).procDev(pid.Value(i), dv.Value(i))
-				d.d.GPUFaultGroups++
-				d.d.GPUFaults += nf.Value(i)
-			}
-		}))
+			d.d.NCCLKernels++
+			d.d.NCCLNs += dur
+			x := m.pidNCCL[p]
+			m.pidNCCL[p] = [2]int64{x[0] + 1, x[1] + dur}
+			m.nccl = append(m.nccl, Collective{short, st.Value(i), en.Value(i)})
+		}
 	}
+}
+
+// memcpyTap sums copies per process and device: peer bytes, migrations
+// by cause, ordinary copies by kind.
+func memcpyTap(proc func(int64) *multiData) func(arrow.RecordBatch) {
+	t2 := ingest.Memcpy
+	return func(r arrow.RecordBatch) {
+		st, en := ingest.I64(r, t2, ingest.ColStart), ingest.I64(r, t2, ingest.ColEnd)
+		pid, dv := ingest.I64(r, t2, ingest.ColPid), ingest.I64(r, t2, ingest.ColDeviceID)
+		by, ck, mc := ingest.I64(r, t2, ingest.ColBytes), ingest.I32(r, t2, ingest.ColCopyKind), ingest.I32(r, t2, ingest.ColMigCause)
+		for i := 0; i < int(r.NumRows()); i++ {
+			d := proc(pid.Value(i)).procDev(pid.Value(i), dv.Value(i))
+			kind, b := ck.Value(i), by.Value(i)
+			if kind == 8 || kind == 10 || kind == 13 {
+				d.d.PeerBytes += b
+			}
+			cause := int32(-1)
+			if !mc.IsNull(i) {
+				cause = mc.Value(i)
+			}
+			if kind >= 11 && kind <= 13 || cause >= 0 {
+				m := migration{start: st.Value(i), kind: int8(kind), cause: int8(cause)}
+				d.mig.addExact(m, b, en.Value(i)-st.Value(i))
+				switch {
+				case cause == 1:
+					d.d.PrefetchBytes += b
+				case demand(cause):
+					d.d.DemandBytes += b
+				}
+				continue
+			}
+			d.copy[copyKindName(kind)] += b
+		}
+	}
+}
+
+// gpuFaultTap counts GPU page-fault groups and faults per process and
+// device.
+func gpuFaultTap(proc func(int64) *multiData) func(arrow.RecordBatch) {
+	t3 := ingest.GPUFault
+	return func(r arrow.RecordBatch) {
+		pid := ingest.I64(r, t3, ingest.ColPid)
+		dv, nf := ingest.I64(r, t3, ingest.ColDeviceID), ingest.I64(r, t3, ingest.ColNumFaults)
+		for i := 0; i < int(r.NumRows()); i++ {
+			d := proc(pid.Value(i)).procDev(pid.Value(i), dv.Value(i))
+			d.d.GPUFaultGroups++
+			d.d.GPUFaults += nf.Value(i)
+		}
+	}
+}
+
+// memUsageTap keeps the memory events, per process.
+func memUsageTap(proc func(int64) *multiData) func(arrow.RecordBatch) {
 	t4 := ingest.MemUsage
-	errs = append(errs, scanTable(src, t4, []string{ingest.ColStart, ingest.ColPid, ingest.ColDeviceID, ingest.ColAddress, ingest.ColBytes, ingest.ColMemKind, ingest.ColOperation}, func(r arrow.RecordBatch) {
+	return func(r arrow.RecordBatch) {
 		st, pid := ingest.I64(r, t4, ingest.ColStart), ingest.I64(r, t4, ingest.ColPid)
 		addr := ingest.U64(r, t4, ingest.ColAddress)
 		dv, by := ingest.I64(r, t4, ingest.ColDeviceID), ingest.I64(r, t4, ingest.ColBytes)
@@ -391,9 +415,14 @@ func newMultiData(names *sourceNames) (*multiData, map[*ingest.Table]tap) {
 			m := proc(pid.Value(i))
 			m.memEvents = append(m.memEvents, memEvent{st.Value(i), pid.Value(i), dv.Value(i), by.Value(i), addr.Value(i), kind.Value(i), op.Value(i)})
 		}
-	}))
+	}
+}
+
+// failedAllocTap keeps the allocation calls that ran out of memory, per
+// process.
+func failedAllocTap(proc func(int64) *multiData) func(arrow.RecordBatch) {
 	t5 := ingest.API
-	errs = append(errs, scanTable(src, t5, []string{ingest.ColStart, ingest.ColPid, ingest.ColName, ingest.ColReturnValue}, func(r arrow.RecordBatch) {
+	return func(r arrow.RecordBatch) {
 		rv := ingest.I32(r, t5, ingest.ColReturnValue)
 		var names ingest.Strings
 		var alloc []bool
@@ -413,9 +442,7 @@ func newMultiData(names *sourceNames) (*multiData, map[*ingest.Table]tap) {
 				m.failures = append(m.failures, failedAlloc{ingest.I64(r, t5, ingest.ColStart).Value(i), ingest.I64(r, t5, ingest.ColPid).Value(i), strings.Clone(names.Value(i))})
 			}
 		}
-	}))
-	_ = errs
-	return md, taps
+	}
 }
 
 // finish puts the processes' figures together and sorts what the taps
@@ -482,12 +509,7 @@ func copyKindName(k int32) string {
 
 // multiFigures fills Devices, Processes, the episodes' pid and device, and
 // Memory. It runs after the verdict (it needs the storm episodes).
-func (a *analysis) multiFigures() {
-	c := a.c
-	pids := map[int64]bool{}
-	for k := range c.threads {
-		pids[k.pid] = true
-	}
+func (a devicer) multiFigures() {
 	gpus, err := readGPUs(a.src)
 	if err != nil {
 		a.multiErr = err
@@ -496,23 +518,34 @@ func (a *analysis) multiFigures() {
 	a.gpus = gpus
 	md := a.c.multi
 	a.memory(md)
-	// Per process: its host-blocking calls.
-	type pacc struct {
-		durs   []float64
-		total  int64
-		gf, cf int64
-	}
-	procs := map[int64]*pacc{}
-	get := func(p int64) *pacc {
+	procs := procFigures(a.c)
+	mainDev, devsOf := mainDevices(md)
+	stormPid, stormDev := a.episodeOwners(procs, mainDev)
+	a.res.Devices = a.devices(md, stormDev)
+	a.res.Processes = a.processes(procs, devsOf, stormPid, md.pidNCCL)
+}
+
+// procAcc is one process's host-blocking calls and faults.
+type procAcc struct {
+	durs   []float64
+	total  int64
+	gf, cf int64
+}
+
+// procFigures sums each process's host-blocking calls and faults; every
+// process with threads or kernel time has an entry.
+func procFigures(c *collector) map[int64]*procAcc {
+	procs := map[int64]*procAcc{}
+	get := func(p int64) *procAcc {
 		x := procs[p]
 		if x == nil {
-			x = &pacc{}
+			x = &procAcc{}
 			procs[p] = x
 		}
 		return x
 	}
-	for p := range pids {
-		get(p)
+	for k := range c.threads {
+		get(k.pid)
 	}
 	for i := range c.calls {
 		cl := &c.calls[i]
@@ -526,12 +559,16 @@ func (a *analysis) multiFigures() {
 	for _, f := range c.cfaults {
 		get(f.pid).cf++
 	}
-	for k := range md.pidDev {
+	for k := range c.multi.pidDev {
 		get(k.pid)
 	}
-	// Each process's main device: most kernel time, then most faults.
-	mainDev := map[int64]int64{}
-	devsOf := map[int64][]int64{}
+	return procs
+}
+
+// mainDevices returns each process's main device (most kernel time, then
+// most faults) and its devices.
+func mainDevices(md *multiData) (mainDev map[int64]int64, devsOf map[int64][]int64) {
+	mainDev, devsOf = map[int64]int64{}, map[int64][]int64{}
 	for k, ns := range md.pidDev {
 		devsOf[k.pid] = append(devsOf[k.pid], k.dev)
 		if cur, ok := mainDev[k.pid]; !ok || ns > md.pidDev[devKey{k.pid, cur}] || (ns == md.pidDev[devKey{k.pid, cur}] && k.dev < cur) {
@@ -548,53 +585,19 @@ func (a *analysis) multiFigures() {
 			}
 		}
 	}
-	// Episodes: the pid with the most stalled time in the window, the
-	// device with the most GPU faults of that pid in it (else the pid's
-	// main device).
-	epPidDev := func(e *Episode) (int64, int64) {
-		stalled := map[int64]int64{}
-		for i := sort.Search(len(c.calls), func(i int) bool { return c.calls[i].start >= e.StartNs }); i < len(c.calls) && c.calls[i].start < e.EndNs; i++ {
-			if c.calls[i].stall {
-				stalled[c.calls[i].pid] += c.calls[i].dur()
-			}
-		}
-		best, bestNs := int64(-1), int64(-1)
-		for p, ns := range stalled {
-			if ns > bestNs || (ns == bestNs && p < best) {
-				best, bestNs = p, ns
-			}
-		}
-		if best < 0 && len(procs) == 1 {
-			for p := range procs {
-				best = p
-			}
-		}
-		faults := map[int64]int64{}
-		gf := c.gfaults // sorted by start (sortInputs)
-		for i := sort.Search(len(gf), func(i int) bool { return gf[i].start >= e.StartNs }); i < len(gf) && gf[i].start < e.EndNs; i++ {
-			if gf[i].pid == best {
-				faults[gf[i].dev] += gf[i].n
-			}
-		}
-		dv, dn := int64(-1), int64(0)
-		for d, n := range faults {
-			if n > dn || (n == dn && d < dv) {
-				dv, dn = d, n
-			}
-		}
-		if dv < 0 {
-			if m, ok := mainDev[best]; ok {
-				dv = m
-			}
-		}
-		return best, dv
-	}
-	stormPid := map[int64][2]int64{} // ns, count
-	stormDev := map[int64]int64{}
+	return mainDev, devsOf
+}
+
+// episodeOwners sets every episode's pid and device (episodeOwner) and
+// returns the storm episodes' time and count per process and time per
+// device.
+func (a devicer) episodeOwners(procs map[int64]*procAcc, mainDev map[int64]int64) (stormPid map[int64][2]int64, stormDev map[int64]int64) {
+	stormPid = map[int64][2]int64{} // ns, count
+	stormDev = map[int64]int64{}
 	for _, list := range []*[]Episode{&a.res.Episodes, &a.res.Isolated} {
 		for i := range *list {
 			e := &(*list)[i]
-			p, d := epPidDev(e)
+			p, d := episodeOwner(a.c, e, len(procs) == 1, procs, mainDev)
 			e.Pid, e.Device = p, d
 			if list == &a.res.Episodes {
 				x := stormPid[p]
@@ -603,7 +606,54 @@ func (a *analysis) multiFigures() {
 			}
 		}
 	}
-	// Devices: every listed GPU and every device with activity.
+	return stormPid, stormDev
+}
+
+// episodeOwner returns the pid with the most stalled time in e's window
+// (the only process when there is one and none stalled), and the device
+// with the most GPU faults of that pid in it (else the pid's main device).
+func episodeOwner(c *collector, e *Episode, oneProc bool, procs map[int64]*procAcc, mainDev map[int64]int64) (int64, int64) {
+	stalled := map[int64]int64{}
+	for i := sort.Search(len(c.calls), func(i int) bool { return c.calls[i].start >= e.StartNs }); i < len(c.calls) && c.calls[i].start < e.EndNs; i++ {
+		if c.calls[i].stall {
+			stalled[c.calls[i].pid] += c.calls[i].dur()
+		}
+	}
+	best, bestNs := int64(-1), int64(-1)
+	for p, ns := range stalled {
+		if ns > bestNs || (ns == bestNs && p < best) {
+			best, bestNs = p, ns
+		}
+	}
+	if best < 0 && oneProc {
+		for p := range procs {
+			best = p
+		}
+	}
+	faults := map[int64]int64{}
+	gf := c.gfaults // sorted by start (sortInputs)
+	for i := sort.Search(len(gf), func(i int) bool { return gf[i].start >= e.StartNs }); i < len(gf) && gf[i].start < e.EndNs; i++ {
+		if gf[i].pid == best {
+			faults[gf[i].dev] += gf[i].n
+		}
+	}
+	dv, dn := int64(-1), int64(0)
+	for d, n := range faults {
+		if n > dn || (n == dn && d < dv) {
+			dv, dn = d, n
+		}
+	}
+	if dv < 0 {
+		if m, ok := mainDev[best]; ok {
+			dv = m
+		}
+	}
+	return best, dv
+}
+
+// devices lists every listed GPU and every device with activity, with its
+// storm time (stormDev) and memory peak (Result.Memory).
+func (a devicer) devices(md *multiData, stormDev map[int64]int64) []Device {
 	names := map[int64]string{}
 	for _, g := range a.gpus {
 		names[g.ID] = g.Name
@@ -617,7 +667,7 @@ func (a *analysis) multiFigures() {
 			peaks[m.Device] = m.PeakBytes
 		}
 	}
-	a.res.Devices = []Device{}
+	out := []Device{}
 	for id, acc := range md.devs {
 		d := acc.d
 		d.Name = names[id]
@@ -640,28 +690,39 @@ func (a *analysis) multiFigures() {
 		if p, ok := peaks[id]; ok {
 			d.PeakBytes = p
 		}
-		a.res.Devices = append(a.res.Devices, d)
+		out = append(out, d)
 	}
-	slices.SortFunc(a.res.Devices, func(x, y Device) int { return cmp.Compare(x.ID, y.ID) })
-	// Processes.
+	slices.SortFunc(out, func(x, y Device) int { return cmp.Compare(x.ID, y.ID) })
+	return out
+}
+
+// nvtxRanks returns the rank named by each process's first NVTX range
+// that names one. The rank a name names was found when the name was first
+// seen (nvtxMeta; a regexp per range took minutes on 2.5M ranges).
+func nvtxRanks(c *collector) map[int64]int {
 	nvtxRank := map[int64]int{}
-	// The rank a name names was found when the name was first seen
-	// (nvtxMeta; a regexp per range took minutes on 2.5M ranges).
 	for i := range c.ranges {
 		r := &c.ranges[i]
 		pid := c.rangePid(r)
 		if _, ok := nvtxRank[pid]; !ok {
 			n := -1 // a null name names no rank
 			if id := c.rangeNameID(r); id >= 0 {
-				n = c.nvtxMeta[id].rank // rankFromText of the name
+				n = c.nvtxMeta[id].rank // RankFromText of the name
 			}
 			if n >= 0 {
 				nvtxRank[pid] = n
 			}
 		}
 	}
+	return nvtxRank
+}
+
+// processes lists the processes (procs) with their rank, devices, sync
+// latency, storm time and NCCL kernels.
+func (a devicer) processes(procs map[int64]*procAcc, devsOf map[int64][]int64, stormPid map[int64][2]int64, pidNCCL map[int64][2]int64) []Process {
+	nvtxRank := nvtxRanks(a.c)
 	envRank, envSrc := RankFromEnv(a.info.LaunchEnv)
-	a.res.Processes = []Process{}
+	out := []Process{}
 	for p, x := range procs {
 		pr := Process{Pid: p, Name: a.info.ProcessNames[p], Rank: -1, HostBlockedNs: x.total, SyncCalls: len(x.durs), GPUFaults: x.gf, CPUFaults: x.cf}
 		switch {
@@ -669,8 +730,8 @@ func (a *analysis) multiFigures() {
 			pr.Rank, pr.RankSource = envRank, envSrc
 		case nvtxRank[p] > 0 || hasKey(nvtxRank, p):
 			pr.Rank, pr.RankSource = nvtxRank[p], "nvtx"
-		case rankFromText(pr.Name) >= 0:
-			pr.Rank, pr.RankSource = rankFromText(pr.Name), "process name"
+		case RankFromText(pr.Name) >= 0:
+			pr.Rank, pr.RankSource = RankFromText(pr.Name), "process name"
 		}
 		pr.Devices = slices.Clone(devsOf[p])
 		slices.Sort(pr.Devices)
@@ -678,18 +739,19 @@ func (a *analysis) multiFigures() {
 			pr.Devices = []int64{}
 		}
 		if len(x.durs) > 0 {
-			sortFloats(x.durs, nil)
+			radix.Floats(x.durs, nil)
 			pr.SyncP50Ns = round1(quantileF(x.durs, 0.5))
 			pr.SyncP95Ns = round1(quantileF(x.durs, 0.95))
 			pr.SyncP99Ns = round1(quantileF(x.durs, 0.99))
 		}
 		s := stormPid[p]
 		pr.StormNs, pr.Episodes = s[0], int(s[1])
-		n := md.pidNCCL[p]
+		n := pidNCCL[p]
 		pr.NCCLKernels, pr.NCCLNs = n[0], n[1]
-		a.res.Processes = append(a.res.Processes, pr)
+		out = append(out, pr)
 	}
-	slices.SortFunc(a.res.Processes, func(x, y Process) int { return cmp.Compare(x.Pid, y.Pid) })
+	slices.SortFunc(out, func(x, y Process) int { return cmp.Compare(x.Pid, y.Pid) })
+	return out
 }
 
 func hasKey[K comparable, V any](m map[K]V, k K) bool { _, ok := m[k]; return ok }

@@ -5,59 +5,34 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/umtrace/umtrace/analyze/internal/chunks"
 )
 
-// TestInternerLazyDedupe interns shared-dictionary strings unlooked-up
-// (lazy) with repeats, and a copied string the usual way, and requires
-// dedupe to send every id to the first id with its string.
-func TestInternerLazyDedupe(t *testing.T) {
-	in := newInterner()
-	first := in.id("c") // copied: through the map
-	in.lazy = true
-	var ids []int32
-	for _, s := range []string{"a", "b", "a", "c", "b", "d"} {
-		ids = append(ids, in.intern(s, true))
-	}
-	canon := in.dedupe()
-	if canon == nil {
-		t.Fatal("dedupe found no repeats")
-	}
-	want := []int32{first, 1, 2, 1, first, 2, 6}
-	if !slices.Equal(canon, want) {
-		t.Fatalf("canon %v, want %v (ids %v)", canon, want, ids)
-	}
-	if in.dedupe() != nil {
-		t.Error("second dedupe: nothing new was added")
-	}
-	// The kernels renamed by canon, and their long durations' keys.
-	c := &collector{kernels: map[streamKey]*chunks[gpuWork]{}, longWork: map[longKey]int64{}}
+// TestRenameKernels renames the kernels, and their long durations' keys,
+// by the canonical ids Dedupe gives for "c" interned first, then "a", "b",
+// "a", "c", "b", "d" lazily (intern.TestLazyDedupe).
+func TestRenameKernels(t *testing.T) {
+	ids := []int32{1, 2, 3, 4, 5, 6}
+	canon := []int32{0, 1, 2, 1, 0, 2, 6}
+	c := &collector{kernels: map[streamKey]*chunks.List[gpuWork]{}, longWork: map[longKey]int64{}}
 	k := streamKey{1, 2}
-	c.kernels[k] = &chunks[gpuWork]{}
+	c.kernels[k] = &chunks.List[gpuWork]{}
 	for i, id := range ids {
-		c.kernels[k].push(gpuWork{end: int64(i), dur: 1, name: id})
+		c.kernels[k].Push(gpuWork{end: int64(i), dur: 1, name: id})
 	}
-	c.kernels[k].push(gpuWork{end: 99, dur: maxDur, name: ids[2]})
+	c.kernels[k].Push(gpuWork{end: 99, dur: maxDur, name: ids[2]})
 	c.longWork[longKey{k, 99, ids[2]}] = 5e9
 	c.renameKernels(canon)
 	var got []int32
-	for _, w := range c.kernels[k].appendTo(nil) {
+	for _, w := range c.kernels[k].AppendTo(nil) {
 		got = append(got, w.name)
 	}
-	if !slices.Equal(got, []int32{1, 2, 1, first, 2, 6, 1}) {
+	if !slices.Equal(got, []int32{1, 2, 1, 0, 2, 6, 1}) {
 		t.Errorf("renamed kernels %v", got)
 	}
 	if d := c.longWork[longKey{k, 99, 1}]; d != 5e9 {
 		t.Errorf("long duration under the canonical id: %d", d)
-	}
-
-	// No repeats: nil.
-	in2 := newInterner()
-	in2.lazy = true
-	for _, s := range []string{"x", "y", "z"} {
-		in2.intern(s, true)
-	}
-	if canon := in2.dedupe(); canon != nil {
-		t.Errorf("distinct names: canon %v", canon)
 	}
 }
 

@@ -25,7 +25,7 @@ const HostLane = -1
 // lanes add up to Timeline.Bins. It runs after multiFigures (it needs the
 // devices and the episodes' device); it reads the kernel, memcpy and memset
 // tables a second time, which only such traces pay.
-func (a *analysis) deviceLanes() {
+func (a timeliner) deviceLanes() {
 	tl := &a.res.Timeline
 	if len(tl.Lanes) > 0 || tl.BinNs <= 0 || len(a.res.Devices) < 2 || a.multiErr != nil {
 		return
@@ -38,23 +38,54 @@ func (a *analysis) deviceLanes() {
 		return
 	}
 	pid := slices.Collect(maps.Keys(pids))[0]
-	lane := map[int64]int{}
+	lb := &laneBins{lane: map[int64]int{}, host: a.newBins(), lo: a.lo, binNs: tl.BinNs}
 	for _, d := range a.res.Devices {
-		lane[d.ID] = len(tl.Lanes)
+		lb.lane[d.ID] = len(tl.Lanes)
 		dev := d.ID
 		tl.Lanes = append(tl.Lanes, TimelineLane{Pid: pid, Device: &dev, Bins: a.newBins()})
 	}
-	host := a.newBins()
-	bin := func(t int64) int {
-		return min(max(int((t-a.lo)/tl.BinNs), 0), TimelineBins-1)
+	lb.lanes = tl.Lanes
+	streamDev, err := a.streamDevices(lb)
+	if err != nil {
+		a.multiErr = err
+		return
 	}
-	binsOf := func(dev int64) []TimelineBin {
-		if i, ok := lane[dev]; ok {
-			return tl.Lanes[i].Bins
-		}
-		return host
+	a.fillLanes(lb, streamDev)
+	host := lb.host
+	if slices.ContainsFunc(host, func(b TimelineBin) bool {
+		return b.BlockedNs != 0 || b.Stalls != 0 || b.GPUFaults != 0 || b.CPUFaults != 0 || b.DemandBytes != 0 || b.Storm
+	}) {
+		h := int64(HostLane)
+		tl.Lanes = append(tl.Lanes, TimelineLane{Pid: pid, Device: &h, Bins: host})
 	}
+}
 
+// laneBins are a per-device timeline's bins: a lane per device, and the
+// host lane for the rest.
+type laneBins struct {
+	lane      map[int64]int // device → index in lanes
+	lanes     []TimelineLane
+	host      []TimelineBin
+	lo, binNs int64
+}
+
+// bin is the index of t's bin.
+func (lb *laneBins) bin(t int64) int {
+	return min(max(int((t-lb.lo)/lb.binNs), 0), TimelineBins-1)
+}
+
+// of returns the bins of dev's lane, the host lane's for another device.
+func (lb *laneBins) of(dev int64) []TimelineBin {
+	if i, ok := lb.lane[dev]; ok {
+		return lb.lanes[i].Bins
+	}
+	return lb.host
+}
+
+// streamDevices reads the kernel, memset and memcpy tables (a second
+// time) for each stream's device (twoDevices when it has two), and adds
+// demand migrations' bytes to their device's lane.
+func (a timeliner) streamDevices(lb *laneBins) (map[int64]int64, error) {
 	// Streams to devices; a stream seen on two devices is left unknown.
 	const twoDevices = -2
 	streamDev := map[int64]int64{}
@@ -75,8 +106,7 @@ func (a *analysis) deviceLanes() {
 	}
 	for _, t := range []*ingest.Table{ingest.Kernel, ingest.Memset} {
 		if err := scanTable(a.src, t, []string{ingest.ColStreamID, ingest.ColDeviceID}, work(t)); err != nil {
-			a.multiErr = err
-			return
+			return nil, err
 		}
 	}
 	// Memcpy: ordinary copies map streams, UM migrations (copy kinds
@@ -100,14 +130,17 @@ func (a *analysis) deviceLanes() {
 			if demand(cv) {
 				// The collector's 32-bit byte count, so that the lanes
 				// add up to the trace's bins.
-				binsOf(dv.Value(i))[bin(st.Value(i))].DemandBytes += min(max(by.Value(i), 0), maxDur)
+				lb.of(dv.Value(i))[lb.bin(st.Value(i))].DemandBytes += min(max(by.Value(i), 0), maxDur)
 			}
 		}
 	})
-	if err != nil {
-		a.multiErr = err
-		return
-	}
+	return streamDev, err
+}
+
+// fillLanes puts the host-blocking calls (on their synced stream's
+// device, or the process's only device with work), the faults and the
+// storm episodes in their lanes.
+func (a timeliner) fillLanes(lb *laneBins, streamDev map[int64]int64) {
 	// The process's devices with work: the only one takes the calls that
 	// synced no known stream.
 	active := map[int64]bool{}
@@ -131,39 +164,33 @@ func (a *analysis) deviceLanes() {
 				dev = d
 			}
 		}
-		bins := binsOf(dev)
+		bins := lb.of(dev)
 		if cl.stall {
-			bins[bin(cl.start)].Stalls++
+			bins[lb.bin(cl.start)].Stalls++
 		}
-		for b := bin(cl.start); b <= bin(cl.end); b++ {
-			lo, hi := max(cl.start, bins[b].StartNs), min(cl.end, bins[b].StartNs+tl.BinNs)
+		for b := lb.bin(cl.start); b <= lb.bin(cl.end); b++ {
+			lo, hi := max(cl.start, bins[b].StartNs), min(cl.end, bins[b].StartNs+lb.binNs)
 			if hi > lo {
 				bins[b].BlockedNs += hi - lo
 			}
 		}
 	}
 	for _, f := range c.gfaults {
-		binsOf(f.dev)[bin(f.start)].GPUFaults += f.n
+		lb.of(f.dev)[lb.bin(f.start)].GPUFaults += f.n
 	}
 	for _, f := range c.cfaults {
-		host[bin(f.t)].CPUFaults++
+		lb.host[lb.bin(f.t)].CPUFaults++
 	}
 	for _, e := range a.res.Episodes {
-		bins := binsOf(e.Device)
-		for b := bin(e.StartNs); b <= bin(e.EndNs-1); b++ {
+		bins := lb.of(e.Device)
+		for b := lb.bin(e.StartNs); b <= lb.bin(e.EndNs-1); b++ {
 			bins[b].Storm = true
 		}
-	}
-	if slices.ContainsFunc(host, func(b TimelineBin) bool {
-		return b.BlockedNs != 0 || b.Stalls != 0 || b.GPUFaults != 0 || b.CPUFaults != 0 || b.DemandBytes != 0 || b.Storm
-	}) {
-		h := int64(HostLane)
-		tl.Lanes = append(tl.Lanes, TimelineLane{Pid: pid, Device: &h, Bins: host})
 	}
 }
 
 // newBins returns TimelineBins empty bins on the timeline's edges.
-func (a *analysis) newBins() []TimelineBin {
+func (a timeliner) newBins() []TimelineBin {
 	bins := make([]TimelineBin, TimelineBins)
 	for i := range bins {
 		bins[i].StartNs = a.lo + int64(i)*a.res.Timeline.BinNs

@@ -61,7 +61,7 @@ func hostKind(k int32) bool    { return k == 0 || k == 1 }
 
 type memLive struct{ dev, man int64 }
 
-func (a *analysis) memory(md *multiData) {
+func (a devicer) memory(md *multiData) {
 	if len(md.memEvents) == 0 && len(md.failures) == 0 {
 		return
 	}
@@ -168,6 +168,15 @@ func (a *analysis) memory(md *multiData) {
 		dm.PeakVsStorm, dm.PeakEpisode = a.relToStorms(dm.PeakAtNs)
 		m.Devices = append(m.Devices, *dm)
 	}
+	m.Failures = a.allocFailures(md, failLive, total)
+	a.res.Memory = m
+}
+
+// allocFailures describes md's failed allocations, each with what was
+// live on its device before it (failLive, by failure) and the device's
+// total memory (total, by device).
+func (a devicer) allocFailures(md *multiData, failLive []map[int64]memLive, total map[int64]int64) []AllocFailure {
+	out := []AllocFailure{}
 	for i, f := range md.failures {
 		af := AllocFailure{StartNs: f.t, Pid: f.pid, API: f.api, Device: -1, ApparentFree: -1}
 		af.Device = a.failureDevice(f.pid, md, failLive[i])
@@ -181,9 +190,9 @@ func (a *analysis) memory(md *multiData) {
 		}
 		_, af.Episode = a.relToStorms(f.t)
 		af.Explanation = failureText(af)
-		m.Failures = append(m.Failures, af)
+		out = append(out, af)
 	}
-	a.res.Memory = m
+	return out
 }
 
 func (l *memLive) add(b int64, k int32) {
@@ -198,7 +207,7 @@ func (l *memLive) sub(b int64, k int32) { l.add(-b, k) }
 
 // failureDevice is the device a failed allocation of pid was for: the one
 // device the pid allocated on, else the one device of the trace, else -1.
-func (a *analysis) failureDevice(pid int64, md *multiData, live map[int64]memLive) int64 {
+func (a devicer) failureDevice(pid int64, md *multiData, live map[int64]memLive) int64 {
 	seen := map[int64]bool{}
 	for _, ev := range md.memEvents {
 		if ev.pid == pid && !hostKind(ev.kind) {
@@ -237,7 +246,7 @@ func failureText(f AllocFailure) string {
 }
 
 // relToStorms places t relative to the storm episodes.
-func (a *analysis) relToStorms(t int64) (string, int) {
+func (a devicer) relToStorms(t int64) (string, int) {
 	if len(a.res.Episodes) == 0 {
 		return "no storm", 0
 	}

@@ -3,7 +3,7 @@ package analyze
 import "fmt"
 
 // mitigations ties advice to the evidence found.
-func (a *analysis) mitigations() {
+func (a summarizer) mitigations() {
 	r := &a.res
 	r.Mitigations = []Mitigation{}
 	c := a.c
@@ -67,7 +67,7 @@ func (a *analysis) mitigations() {
 	}
 }
 
-func (a *analysis) perStep(n int) string {
+func (a summarizer) perStep(n int) string {
 	if len(a.steps) == 0 {
 		return "no steps known"
 	}

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"bytes"
+	"github.com/umtrace/umtrace/analyze/internal/intern"
 	"hash/maphash"
 	"strings"
 )
@@ -15,9 +16,9 @@ import (
 // rebuilt when asked for. A template's digitsToN form is the name's step
 // key, so grouping ranges by key never rebuilds a name.
 type rangeNameTable struct {
-	tmpls  *interner // templates
-	keys   []string  // per template: its step key (digitsToN of the names)
-	tmplOf []int32   // per name: its template
+	tmpls  *intern.Table // templates
+	keys   []string      // per template: its step key (digitsToN of the names)
+	tmplOf []int32       // per name: its template
 	// per name: its digit runs, each followed by a '.', at
 	// digits[offs[id]:offs[id+1]]
 	digits []byte
@@ -34,11 +35,11 @@ type rangeNameTable struct {
 }
 
 func newRangeNameTable() *rangeNameTable {
-	return &rangeNameTable{tmpls: newInterner(), offs: []uint32{0}, ids: map[uint64]int32{}, clash: map[string]int32{}, seed: maphash.MakeSeed()}
+	return &rangeNameTable{tmpls: intern.New(), offs: []uint32{0}, ids: map[uint64]int32{}, clash: map[string]int32{}, seed: maphash.MakeSeed()}
 }
 
 // len is the number of names.
-func (t *rangeNameTable) len() int { return len(t.tmplOf) }
+func (t *rangeNameTable) Len() int { return len(t.tmplOf) }
 
 // id returns s's id, adding it when new.
 func (t *rangeNameTable) id(s string) int32 {
@@ -90,9 +91,9 @@ func (t *rangeNameTable) add(s string) {
 		i++
 	}
 	t.buf = b
-	tm := t.tmpls.id(string(b)) // copied by the interner when new
+	tm := t.tmpls.ID(string(b)) // copied by the interner when new
 	if int(tm) == len(t.keys) {
-		t.keys = append(t.keys, strings.ReplaceAll(t.tmpls.names[tm], "\x00", "N"))
+		t.keys = append(t.keys, strings.ReplaceAll(t.tmpls.At(tm), "\x00", "N"))
 	}
 	t.tmplOf = append(t.tmplOf, tm)
 	t.offs = append(t.offs, uint32(len(t.digits)))
@@ -103,7 +104,7 @@ func (t *rangeNameTable) name(id int32) string {
 	if t.tmplOf[id] < 0 {
 		return t.whole[id]
 	}
-	tm, ds := t.tmpls.names[t.tmplOf[id]], t.digits[t.offs[id]:t.offs[id+1]]
+	tm, ds := t.tmpls.At(t.tmplOf[id]), t.digits[t.offs[id]:t.offs[id+1]]
 	var b strings.Builder
 	b.Grow(len(tm) + len(ds))
 	for i := 0; i < len(tm); i++ {
@@ -126,7 +127,7 @@ func (t *rangeNameTable) equal(id int32, s string) bool {
 	if t.tmplOf[id] < 0 {
 		return t.whole[id] == s
 	}
-	tm, ds := t.tmpls.names[t.tmplOf[id]], t.digits[t.offs[id]:t.offs[id+1]]
+	tm, ds := t.tmpls.At(t.tmplOf[id]), t.digits[t.offs[id]:t.offs[id+1]]
 	// Runs of template bytes and digit runs compared whole (memequal),
 	// not byte by byte: names are ~160 bytes with a few numbers.
 	k := 0 // in s
@@ -164,5 +165,5 @@ func (t *rangeNameTable) key(id int32) string {
 // done drops what only collecting needs.
 func (t *rangeNameTable) done() {
 	t.ids, t.clash, t.buf = nil, nil, nil
-	t.tmpls.ids, t.tmpls.clash, t.tmpls.keys = nil, nil, nil
+	t.tmpls.Done()
 }

@@ -22,8 +22,8 @@ func TestRangeNameTable(t *testing.T) {
 			ids[n] = id
 		}
 	}
-	if tb.len() != len(names) {
-		t.Fatalf("%d names, want %d", tb.len(), len(names))
+	if tb.Len() != len(names) {
+		t.Fatalf("%d names, want %d", tb.Len(), len(names))
 	}
 	tb.done()
 	for _, n := range names {

@@ -1,5 +1,7 @@
 package analyze
 
+import "io"
+
 // Options control an analysis. The zero value is not useful; start from
 // DefaultOptions.
 type Options struct {
@@ -17,9 +19,17 @@ type Options struct {
 	// sites) in the result.
 	TopN int
 	// SplitProcesses: when the trace holds several CUDA processes, the
-	// same pass also analyzes each of them on its own, for AnalyzeJob
-	// (JobInput.Whole) to use, as a job of one file does.
+	// same pass also analyzes each of them on its own and reads the
+	// collectives a job needs (File.Processes, File.Collectives).
 	SplitProcesses bool
+	// SyncSamples: keep every host-blocking call's duration (File.Sync),
+	// for diff's significance tests. Not part of the analysis's figures,
+	// so not of its options' identity (json "-": batch's cache key).
+	SyncSamples bool `json:"-"`
+	// Phases, when set, receives a line per analysis phase: how long it
+	// took, when it ended, CPU time, heap and peak RSS so far (the CLI
+	// sets it to stderr under UMTRACE_PHASES).
+	Phases io.Writer `json:"-"`
 }
 
 // Thresholds are the storm detector's parameters. Every field can be set

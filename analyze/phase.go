@@ -2,30 +2,29 @@ package analyze
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strings"
 	"time"
 )
 
-// phaseLog prints how long each analysis phase took to stderr when
-// UMTRACE_PHASES is set (for performance work; see docs/performance.md).
-var phaseLog = os.Getenv("UMTRACE_PHASES") != ""
-
 // phaseEpoch is when the package was initialized: each phase line says
 // when (since then) its phase ended, which shows what ran beside what.
 var phaseEpoch = time.Now()
 
-// phase returns a function that logs the time since phase was called.
-func phase(name string) func() {
-	if !phaseLog {
+// phase returns a function that logs to w the time since phase was
+// called (Options.Phases: for performance work, see docs/performance.md);
+// with a nil w it does nothing.
+func phase(w io.Writer, name string) func() {
+	if w == nil {
 		return func() {}
 	}
 	t := time.Now()
 	return func() {
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
-		fmt.Fprintf(os.Stderr, "umtrace: %-16s %7.3f s  (ends at %6.3f s%s, allocated %5d MiB, heap %4d MiB, %d GCs%s)\n", name, time.Since(t).Seconds(), time.Since(phaseEpoch).Seconds(), cpuSoFar(), m.TotalAlloc>>20, m.HeapAlloc>>20, m.NumGC, peakRSS())
+		fmt.Fprintf(w, "umtrace: %-16s %7.3f s  (ends at %6.3f s%s, allocated %5d MiB, heap %4d MiB, %d GCs%s)\n", name, time.Since(t).Seconds(), time.Since(phaseEpoch).Seconds(), cpuSoFar(), m.TotalAlloc>>20, m.HeapAlloc>>20, m.NumGC, peakRSS())
 	}
 }
 

@@ -3,6 +3,9 @@ package analyze
 import (
 	"maps"
 	"slices"
+
+	"github.com/umtrace/umtrace/analyze/internal/cache"
+	"github.com/umtrace/umtrace/analyze/internal/chunks"
 )
 
 // A file of several CUDA processes (the ranks of a job) is analyzed whole
@@ -19,12 +22,12 @@ import (
 // row cost more than the row. Each is written by one goroutine.
 type byPid[T any] struct {
 	m     map[int64]*T
-	cache recentPids[T]
+	cache cache.Recent[T]
 	mk    func() *T
 }
 
 func (b *byPid[T]) get(p int64) *T {
-	if v := b.cache.get(p); v != nil {
+	if v := b.cache.Get(p); v != nil {
 		return v
 	}
 	v := b.m[p]
@@ -39,35 +42,8 @@ func (b *byPid[T]) get(p int64) *T {
 		}
 		b.m[p] = v
 	}
-	b.cache.put(p, v)
+	b.cache.Put(p, v)
 	return v
-}
-
-// recentPids holds the values of the last processes looked up, for the
-// per-row lookups by process: a file holds a few processes (one per GPU),
-// all of which fit, whatever their pids (a cache indexed by the pid's
-// bits missed at every row when a job's pids, often a round number apart,
-// shared entries: 4242 and 6242 in 16 entries by their low bits).
-type recentPids[T any] struct {
-	pid  [8]int64
-	v    [8]*T
-	next int
-}
-
-// get returns p's value, nil when p is not among the last eight.
-func (r *recentPids[T]) get(p int64) *T {
-	for i := range r.pid {
-		if r.pid[i] == p && r.v[i] != nil {
-			return r.v[i]
-		}
-	}
-	return nil
-}
-
-// put adds p's value, in place of the one put longest ago.
-func (r *recentPids[T]) put(p int64, v *T) {
-	r.pid[r.next], r.v[r.next] = p, v
-	r.next = (r.next + 1) % len(r.pid)
 }
 
 // slot is k's entry in a cache of 1<<bits entries: (pid, stream) mixed by
@@ -82,7 +58,7 @@ func (b *byPid[T]) pids() []int64 { return slices.Sorted(maps.Keys(b.m)) }
 
 // pidAPI is one process's share of the API table.
 type pidAPI struct {
-	durs    []*chunks[uint32] // by API id
+	durs    []*chunks.List[uint32] // by API id
 	long    map[int32][]int64
 	span    span
 	managed int
@@ -107,13 +83,12 @@ func (c *collector) finishByPid() {
 	for _, p := range pids {
 		n = max(n, len(c.apiBy.m[p].durs))
 	}
-	c.apiDurs = make([]*chunks[uint32], n)
+	c.apiDurs = make([]*chunks.List[uint32], n)
 	for id := range c.apiDurs {
-		all := &chunks[uint32]{}
+		all := &chunks.List[uint32]{}
 		for _, p := range pids {
 			if ds := c.apiBy.m[p].durs; id < len(ds) && ds[id] != nil {
-				all.blocks = append(all.blocks, ds[id].blocks...)
-				all.n += ds[id].n
+				all.Share(ds[id])
 			}
 		}
 		c.apiDurs[id] = all
@@ -225,18 +200,18 @@ func take[T any](s []T, l *ordList, k int) []T {
 // names, lookup maps and GPU list shared read-only.
 func (c *collector) process(p int64) *collector {
 	pc := &collector{
-		apiNames: c.apiNames, kernelNames: c.kernelNames, siteNames: c.siteNames, nvtxNames: c.nvtxNames, nvtxMeta: c.nvtxMeta,
+		apiNames: c.apiNames, kernelNames: c.kernelNames, siteNames: c.siteNames, rangeTable: rangeTable{nvtxNames: c.nvtxNames}, nvtxMeta: c.nvtxMeta,
 		copyStream: c.copyStream, setStream: c.setStream, syncStream: c.syncStream, longWork: c.longWork,
 		threadNames: c.threadNames, gpus: c.gpus,
 		apiSpan: newSpan(), gpuSpan: newSpan(), longAPI: map[int32][]int64{}, firstRT: map[int64]*call{},
-		threads: map[streamKey]bool{}, kernels: map[streamKey]*chunks[gpuWork]{}, copies: map[streamKey]*chunks[gpuWork]{},
-		memsets: map[streamKey]*chunks[gpuWork]{},
+		threads: map[streamKey]bool{}, kernels: map[streamKey]*chunks.List[gpuWork]{}, copies: map[streamKey]*chunks.List[gpuWork]{},
+		memsets: map[streamKey]*chunks.List[gpuWork]{},
 	}
 	if pa := c.apiBy.m[p]; pa != nil {
-		pc.apiDurs = make([]*chunks[uint32], len(pa.durs))
+		pc.apiDurs = make([]*chunks.List[uint32], len(pa.durs))
 		for id, ds := range pa.durs {
 			if ds != nil {
-				pc.apiDurs[id] = &chunks[uint32]{blocks: slices.Clone(ds.blocks), n: ds.n}
+				pc.apiDurs[id] = shared(ds)
 			}
 		}
 		for id, ls := range pa.long {
@@ -256,10 +231,10 @@ func (c *collector) process(p int64) *collector {
 		}
 	}
 	c.splitMu.Lock()
-	for _, m := range [][2]map[streamKey]*chunks[gpuWork]{{c.kernels, pc.kernels}, {c.copies, pc.copies}, {c.memsets, pc.memsets}} {
+	for _, m := range [][2]map[streamKey]*chunks.List[gpuWork]{{c.kernels, pc.kernels}, {c.copies, pc.copies}, {c.memsets, pc.memsets}} {
 		for k, ws := range m[0] {
 			if k.pid == p {
-				m[1][k] = &chunks[gpuWork]{blocks: slices.Clone(ws.blocks), n: ws.n}
+				m[1][k] = shared(ws)
 			}
 		}
 	}
@@ -298,4 +273,12 @@ func (c *collector) takeWork(work map[streamKey][]gpuWork) {
 		delete(c.copies, k)
 		delete(c.memsets, k)
 	}
+}
+
+// shared is a list of l's blocks, not copies of them: a process's share of
+// the whole trace's records, read by both and changed by neither.
+func shared[T any](l *chunks.List[T]) *chunks.List[T] {
+	s := &chunks.List[T]{}
+	s.Share(l)
+	return s
 }

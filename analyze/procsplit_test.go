@@ -67,11 +67,11 @@ func TestRecentPids(t *testing.T) {
 		}
 	}
 	for _, p := range pids {
-		if b.cache.get(p) == nil {
+		if b.cache.Get(p) == nil {
 			t.Errorf("pid %d not in the cache after the other seven", p)
 		}
 	}
-	if b.cache.get(99) != nil || len(b.m) != len(pids) {
+	if b.cache.Get(99) != nil || len(b.m) != len(pids) {
 		t.Errorf("cache has pid 99, or the map %d entries (want %d)", len(b.m), len(pids))
 	}
 	for _, k := range []streamKey{{-1, -1}, {0, 0}, {1 << 40, 7}, {4242, 13}} {

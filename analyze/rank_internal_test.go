@@ -1,9 +1,7 @@
 package analyze
 
 import (
-	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,11 +27,11 @@ func TestRankFromTextPrefilter(t *testing.T) {
 				want = n
 			}
 		}
-		if got := rankFromText(s); got != want {
-			t.Errorf("rankFromText(%q) = %d, the regexp alone says %d", s, got, want)
+		if got := RankFromText(s); got != want {
+			t.Errorf("RankFromText(%q) = %d, the regexp alone says %d", s, got, want)
 		}
 	}
-	if rankFromText("ran\u212a 4") != 4 || rankFromText("frank 3") != -1 || rankFromText("step 1 [rank 0]") != 0 {
+	if RankFromText("ran\u212a 4") != 4 || RankFromText("frank 3") != -1 || RankFromText("step 1 [rank 0]") != 0 {
 		t.Error("the cases above do not test what they should")
 	}
 }
@@ -71,42 +69,6 @@ func TestIsCollectiveRangeFold(t *testing.T) {
 		"ab", "aall_reduce", "bbarrier", "rreducescatter", "train_step 12", "Ärger all_reduce", "\\xffBROADCAST"} {
 		if got, want := IsCollectiveRange(n), slow(n); got != want {
 			t.Errorf("IsCollectiveRange(%q) = %v, want %v", n, got, want)
-		}
-	}
-}
-
-// TestBuildStepsOrder: the job's step table groups every rank's rows by
-// step index in index order, rank order within a step, whether the
-// indexes are dense (counting sort) or far apart (the stable sort).
-func TestBuildStepsOrder(t *testing.T) {
-	for _, far := range []int{3, 50_000_000} {
-		rk := func(rank int, rows ...Step) *rankIn {
-			return &rankIn{rank: rank, res: &Result{Steps: Steps{Rows: rows}}}
-		}
-		ranks := []*rankIn{
-			rk(1, Step{Index: far, DurationNs: 40}, Step{Index: 0, DurationNs: 10}, Step{Index: 1, DurationNs: 30, Episode: 1}),
-			rk(0, Step{Index: 1, DurationNs: 30}, Step{Index: 2, DurationNs: 5}),
-		}
-		jr := &JobResult{}
-		jr.buildSteps(ranks)
-		var got []string
-		for _, s := range jr.Steps {
-			got = append(got, fmt.Sprintf("%d:%d ranks, slowest %d (%d ns), storm %v", s.Step, s.Ranks, s.SlowestRank, s.SlowestNs, s.StormRanks))
-		}
-		want := []string{
-			"0:1 ranks, slowest 1 (10 ns), storm []",
-			"1:2 ranks, slowest 0 (30 ns), storm [1]",
-			"2:1 ranks, slowest 0 (5 ns), storm []",
-			fmt.Sprintf("%d:1 ranks, slowest 1 (40 ns), storm []", far),
-		}
-		if far == 3 {
-			want = []string{want[0], want[1], want[2], "3:1 ranks, slowest 1 (40 ns), storm []"}
-		}
-		if !slices.Equal(got, want) {
-			t.Errorf("far index %d:\n got %q\nwant %q", far, got, want)
-		}
-		if len(jr.steps) != len(want) || jr.steps[1].MedianNs != 30 {
-			t.Errorf("far index %d: %d steps by index, step 1 median %v", far, len(jr.steps), jr.steps[1].MedianNs)
 		}
 	}
 }

@@ -40,9 +40,6 @@ type Result struct {
 	Memory        *Memory          `json:"memory,omitempty"` // GPU memory pressure; only with memory-usage records or failed allocations
 	Thresholds    Thresholds       `json:"thresholds"`
 	Warnings      []string         `json:"warnings"`
-	// ranks, from analyzeRanks, is what a job needs beyond the whole
-	// analysis.
-	ranks *fileRanks
 }
 
 // TraceMeta describes the analyzed trace.

@@ -1,63 +1,30 @@
 package analyze
 
-import (
-	"slices"
-	"strings"
+import "slices"
 
-	"github.com/apache/arrow-go/v18/arrow"
+// The host-blocking calls' durations (File.Sync) are apiStats' sorted
+// per-API samples, copied as it summarizes each API, less each process's
+// start-up call: the pass reads the API table once for everything.
 
-	"github.com/umtrace/umtrace/ingest"
-)
-
-// SyncSamples returns the durations (ns) of every host-blocking call
-// (APIs in HostBlocking) in src, keyed by API name and sorted ascending.
-// Result holds only their summaries; diff needs the samples for its
-// significance tests. Each process's CUDA start-up call (Result.Startup)
-// is left out.
-func SyncSamples(src ingest.Source) (map[string][]int64, error) {
-	t := ingest.API
-	out := map[string][]int64{}
-	first := startupFilter{first: map[int64]startupCall{}}
-	err := src.Scan(t, func(rec arrow.RecordBatch) error {
-		names := ingest.Str(rec, t, ingest.ColName)
-		start := ingest.I64(rec, t, ingest.ColStart)
-		end := ingest.I64(rec, t, ingest.ColEnd)
-		pid := ingest.I64(rec, t, ingest.ColPid)
-		blocking := make([]string, names.DictLen()) // "" when not host-blocking
-		runtime := make([]bool, names.DictLen())
-		for k := range blocking {
-			v := names.DictValue(k)
-			if isHostBlocking(v) {
-				blocking[k] = strings.Clone(v) // v points into the batch
-			}
-			runtime[k] = isRuntimeAPI(v)
-		}
-		for i := range names.Len() {
-			k := names.Key(i)
-			if k < 0 || start.IsNull(i) || end.IsNull(i) {
-				continue
-			}
-			d := end.Value(i) - start.Value(i)
-			if runtime[k] {
-				first.add(pid.Value(i), start.Value(i), d, blocking[k], blocking[k] != "")
-			}
-			if blocking[k] != "" {
-				out[blocking[k]] = append(out[blocking[k]], d)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+// samplesOf returns ds (sorted durations, as apiStats holds them) as ns.
+func samplesOf(ds []float64) []int64 {
+	out := make([]int64, len(ds))
+	for i, d := range ds {
+		out[i] = int64(d)
 	}
-	for _, s := range out {
-		slices.Sort(s)
-	}
-	first.remove(out)
-	return out, nil
+	return out
 }
 
-func isHostBlocking(name string) bool {
-	_, ok := HostBlocking[name]
-	return ok
+// dropStartup deletes one sample of each start-up call from samples
+// (sorted ascending), and the APIs left without samples.
+func dropStartup(samples map[string][]int64, startup []Startup) {
+	for _, s := range startup {
+		ds := samples[s.API]
+		if i, ok := slices.BinarySearch(ds, s.DurationNs); ok {
+			samples[s.API] = slices.Delete(ds, i, i+1)
+		}
+		if len(samples[s.API]) == 0 {
+			delete(samples, s.API)
+		}
+	}
 }

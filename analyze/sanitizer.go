@@ -40,7 +40,7 @@ type SanitizerGroup struct {
 }
 
 // sanitizerReport joins the logs' findings to the trace's kernels.
-func (a *analysis) sanitizerReport(logs []SanitizerInput) *SanitizerReport {
+func (a devicer) sanitizerReport(logs []SanitizerInput) *SanitizerReport {
 	if len(logs) == 0 {
 		return nil
 	}
@@ -69,11 +69,11 @@ func (a *analysis) sanitizerReport(logs []SanitizerInput) *SanitizerReport {
 	for id := range all {
 		ids = append(ids, id)
 	}
-	a.c.kernelNames.resolve(ids) // in one read
+	a.c.kernelNames.Resolve(ids) // in one read
 	names := func(set map[int32]bool) []string {
 		out := make([]string, 0, len(set))
 		for id := range set {
-			out = append(out, a.c.kernelNames.name(id))
+			out = append(out, a.c.kernelNames.Name(id))
 		}
 		sort.Strings(out)
 		return out

@@ -1,44 +1,20 @@
 package analyze
 
 import (
-	"math"
+	"github.com/umtrace/umtrace/analyze/internal/intern"
 	"math/rand/v2"
 	"slices"
 	"testing"
-)
 
-// TestSortFloats checks the radix sort against slices.Sort on durations
-// and on values of every sign and magnitude.
-func TestSortFloats(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	gens := map[string]func() float64{
-		"durations":  func() float64 { return float64(rng.Uint32() >> rng.IntN(32)) },
-		"mixed sign": func() float64 { return (rng.Float64() - 0.5) * math.Pow(10, float64(rng.IntN(40)-20)) },
-		"few values": func() float64 { return float64(rng.IntN(3)) },
-		"huge":       func() float64 { return float64(rng.Int64()) * 1e10 },
-	}
-	for name, gen := range gens {
-		for _, n := range []int{0, 1, 100, 5000, 100000} {
-			f := make([]float64, n)
-			for i := range f {
-				f[i] = gen()
-			}
-			want := slices.Clone(f)
-			slices.Sort(want)
-			sortFloats(f, nil)
-			if !slices.Equal(f, want) {
-				t.Errorf("%s n=%d: radix sort differs from slices.Sort", name, n)
-			}
-		}
-	}
-}
+	"github.com/umtrace/umtrace/analyze/internal/chunks"
+)
 
 // TestMergeWork checks mergeWork against sorting the concatenated lists,
 // for sorted lists (merged) and unsorted ones (sorted).
 func TestMergeWork(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := 0; trial < 200; trial++ {
-		var lists []*chunks[gpuWork]
+		var lists []*chunks.List[gpuWork]
 		var all []gpuWork
 		for l := 0; l < 3; l++ {
 			if rng.IntN(4) == 0 {
@@ -53,9 +29,9 @@ func TestMergeWork(t *testing.T) {
 			if trial%2 == 0 {
 				slices.SortFunc(ws, workCmp)
 			}
-			c := &chunks[gpuWork]{}
+			c := &chunks.List[gpuWork]{}
 			for _, w := range ws {
-				c.push(w)
+				c.Push(w)
 			}
 			lists = append(lists, c)
 			all = append(all, ws...)
@@ -82,11 +58,11 @@ func TestSortedDurations(t *testing.T) {
 	for name, gen := range gens {
 		for _, n := range []int{1, 4000, 5000, 70000} {
 			for _, long := range [][]int64{nil, {1 << 33, 5e9}} {
-				var c chunks[uint32]
+				var c chunks.List[uint32]
 				var want []float64
 				for range n {
 					v := gen()
-					c.push(v)
+					c.Push(v)
 					want = append(want, float64(v))
 				}
 				for _, v := range long {
@@ -107,7 +83,7 @@ func TestSortedDurations(t *testing.T) {
 // float64 sort of the same runs.
 func TestKernelSamples(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	a := &analysis{c: &collector{kernelNames: &interner{names: []string{"k0", "k1", "k2", "k3"}}, longWork: map[longKey]int64{}}, work: map[streamKey][]gpuWork{}}
+	a := &analysis{c: &collector{kernelNames: kernelTable("k0", "k1", "k2", "k3"), longWork: map[longKey]int64{}}, work: map[streamKey][]gpuWork{}}
 	for s := range int64(3) {
 		k := streamKey{pid: 7, stream: s}
 		for i := range 9000 {
@@ -137,7 +113,7 @@ func TestKernelSamples(t *testing.T) {
 			}
 		}
 		got := map[int32][]float64{}
-		a.kernelSamples(want, keep, func(id int32, ds []float64) {
+		evidencer{a}.kernelSamples(want, keep, func(id int32, ds []float64) {
 			if _, dup := got[id]; dup {
 				t.Errorf("name %d handed twice", id)
 			}
@@ -153,4 +129,13 @@ func TestKernelSamples(t *testing.T) {
 			}
 		}
 	}
+}
+
+// kernelTable is an intern.Table of names, ids in order.
+func kernelTable(names ...string) *intern.Table {
+	t := intern.New()
+	for _, n := range names {
+		t.ID(n)
+	}
+	return t
 }

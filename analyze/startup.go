@@ -13,7 +13,7 @@ import (
 // when it is host-blocking it is reported as start-up (Result.Startup)
 // and left out of everything built from host-blocking calls: the
 // headline, the sync tables by kernel, thread and stream, stall
-// detection, the time axis and step blocked time, and SyncSamples (what
+// detection, the time axis and step blocked time, and File.Sync (what
 // diff tests). The per-API tables (Result.APIs, Result.SyncAPIs) still
 // count it, so that they equal nsys's cuda_api_sum.
 
@@ -29,11 +29,11 @@ func (a *analysis) splitStartup() {
 	a.res.Startup = []Startup{}
 	drop := map[call]bool{}
 	for _, f := range c.firstRT {
-		if _, ok := HostBlocking[c.apiNames.names[f.api]]; !ok {
+		if _, ok := HostBlocking[c.apiNames.At(f.api)]; !ok {
 			continue
 		}
 		drop[*f] = true
-		a.res.Startup = append(a.res.Startup, Startup{Pid: f.pid, Tid: f.tid, API: c.apiNames.names[f.api], StartNs: f.start, DurationNs: f.dur()})
+		a.res.Startup = append(a.res.Startup, Startup{Pid: f.pid, Tid: f.tid, API: c.apiNames.At(f.api), StartNs: f.start, DurationNs: f.dur()})
 	}
 	slices.SortFunc(a.res.Startup, func(x, y Startup) int { return cmp.Or(cmp.Compare(x.StartNs, y.StartNs), cmp.Compare(x.Pid, y.Pid)) })
 	if len(drop) == 0 {
@@ -49,43 +49,4 @@ func (a *analysis) splitStartup() {
 		out = append(out, cl)
 	}
 	c.calls = out
-}
-
-// startupFilter tracks each process's first runtime call while the API
-// table streams by, for SyncSamples.
-type startupFilter struct {
-	first map[int64]startupCall
-}
-
-type startupCall struct {
-	start, dur int64
-	name       string // "" when not host-blocking
-}
-
-func (f *startupFilter) add(pid, start, dur int64, name string, blocking bool) {
-	cur, ok := f.first[pid]
-	if ok && (start > cur.start || (start == cur.start && dur >= cur.dur)) {
-		return
-	}
-	if !blocking {
-		name = ""
-	}
-	f.first[pid] = startupCall{start, dur, name}
-}
-
-// remove deletes one sample of each host-blocking start-up call from
-// samples (sorted ascending).
-func (f *startupFilter) remove(samples map[string][]int64) {
-	for _, s := range f.first {
-		ds := samples[s.name]
-		if s.name == "" || len(ds) == 0 {
-			continue
-		}
-		if i, ok := slices.BinarySearch(ds, s.dur); ok {
-			samples[s.name] = slices.Delete(ds, i, i+1)
-		}
-		if len(samples[s.name]) == 0 {
-			delete(samples, s.name)
-		}
-	}
 }

@@ -11,7 +11,7 @@ import (
 
 // TestStartupExcluded checks, on the shared traces, that a host-blocking
 // first runtime call (the CUDA context's creation) is reported as start-up
-// and left out of the headline and of SyncSamples, while the per-API table
+// and left out of the headline and of File.Sync, while the per-API table
 // (which the nsys cross-check compares) still counts it.
 func TestStartupExcluded(t *testing.T) {
 	d := sharedTraces(t)
@@ -30,10 +30,13 @@ func TestStartupExcluded(t *testing.T) {
 		t.Run(tc.trace, func(t *testing.T) {
 			path := filepath.Join(d, tc.trace+".sqlite")
 			src, res := analyzetest.Open(t, path)
-			samples, err := analyze.SyncSamples(src)
+			opts := analyze.DefaultOptions()
+			opts.SyncSamples = true
+			f, err := analyze.AnalyzeFile(src, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
+			samples := f.Sync
 			if !tc.startup {
 				if len(res.Startup) != 0 {
 					t.Fatalf("start-up %+v, want none", res.Startup)

@@ -2,10 +2,12 @@ package analyze
 
 import (
 	"math"
-	"slices"
 	"unsafe"
 
 	"gonum.org/v1/gonum/stat"
+
+	"github.com/umtrace/umtrace/analyze/internal/chunks"
+	"github.com/umtrace/umtrace/analyze/internal/radix"
 )
 
 // Dist summarizes a sample of durations in nanoseconds.
@@ -46,7 +48,7 @@ func summarizeFScratch(f, scratch []float64) Dist {
 	if len(f) == 0 {
 		return Dist{}
 	}
-	sortFloats(f, scratch)
+	radix.Floats(f, scratch)
 	return summarizeSorted(f)
 }
 
@@ -88,13 +90,14 @@ func quantileF(sorted []float64, p float64) float64 {
 	return sorted[lo] + (h-float64(lo))*(sorted[hi]-sorted[lo])
 }
 
-// medianOf returns the median of vals without modifying it.
-func medianOf(vals []int64) float64 {
+// Median returns the median of vals (type 7: the mean of the middle two
+// of an even count) without modifying it.
+func Median(vals []int64) float64 {
 	f := make([]float64, len(vals))
 	for i, v := range vals {
 		f[i] = float64(v)
 	}
-	sortFloats(f, nil)
+	radix.Floats(f, nil)
 	return quantileF(f, 0.5)
 }
 
@@ -102,66 +105,12 @@ func round1(v float64) float64 { return math.Round(v*10) / 10 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
-// sortFloats sorts f in place, as slices.Sort does for values without NaN,
-// by least-significant-digit radix sort on the IEEE bits (11 bits a pass,
-// skipping digits every value shares): durations sort in a few linear
-// passes instead of n log n comparisons. scratch, if long enough, is used
-// as the second buffer.
-func sortFloats(f, scratch []float64) {
-	n := len(f)
-	if n < 1<<12 {
-		slices.Sort(f)
-		return
-	}
-	if len(scratch) < n {
-		scratch = make([]float64, n)
-	}
-	scratch = scratch[:n]
-	// key maps a float's bits to an unsigned integer of the same order.
-	key := func(v float64) uint64 {
-		b := math.Float64bits(v)
-		if b>>63 != 0 {
-			return ^b
-		}
-		return b | 1<<63
-	}
-	const bits, passes = 11, 6
-	var hist [passes][1 << bits]int
-	for _, v := range f {
-		k := key(v)
-		for p := 0; p < passes; p++ {
-			hist[p][k>>(p*bits)&(1<<bits-1)]++
-		}
-	}
-	src, dst := f, scratch
-	for p := 0; p < passes; p++ {
-		h := &hist[p]
-		if h[key(src[0])>>(p*bits)&(1<<bits-1)] == n {
-			continue // every value has this digit
-		}
-		sum := 0
-		for i, c := range h {
-			h[i] = sum
-			sum += c
-		}
-		for _, v := range src {
-			d := key(v) >> (p * bits) & (1<<bits - 1)
-			dst[h[d]] = v
-			h[d]++
-		}
-		src, dst = dst, src
-	}
-	if &src[0] != &f[0] {
-		copy(f, src)
-	}
-}
-
 // sortedDurations returns the values of durs followed by long, sorted
 // ascending, as float64s in buf's memory (grown when short): the same
 // slice summarizeF would sort to. durs may be left empty: its blocks go as
 // they are copied, so that the largest API's samples are not held twice.
-func sortedDurations(durs *chunks[uint32], long []int64, buf []float64) []float64 {
-	return sortedU32(durs.len(), func(dst []uint32) { durs.drainTo(dst[:0]) }, long, buf)
+func sortedDurations(durs *chunks.List[uint32], long []int64, buf []float64) []float64 {
+	return sortedU32(durs.Len(), func(dst []uint32) { durs.DrainTo(dst[:0]) }, long, buf)
 }
 
 // sortedU32 returns n uint32 values (fill writes them into the slice it is
@@ -187,10 +136,10 @@ func sortedU32(n int, fill func([]uint32), long []int64, buf []float64) []float6
 		for i, v := range long {
 			f[n+i] = float64(v)
 		}
-		sortFloats(f, nil)
+		radix.Floats(f, nil)
 		return f
 	}
-	if inLo := radixU32(lo, hi); inLo {
+	if inLo := radix.Uints(lo, hi); inLo {
 		// f[i] covers u[2i] and u[2i+1], which are not below i: widen
 		// from the top so no value is overwritten before it is read.
 		for i := n - 1; i >= 0; i-- {
@@ -204,37 +153,4 @@ func sortedU32(n int, fill func([]uint32), long []int64, buf []float64) []float6
 		}
 	}
 	return f
-}
-
-// radixU32 sorts a ascending, using b (as long) as the second buffer; it
-// reports whether the result is in a (else it is in b).
-func radixU32(a, b []uint32) bool {
-	const bits = 11
-	var hist [3][1 << bits]int
-	for _, v := range a {
-		hist[0][v&(1<<bits-1)]++
-		hist[1][v>>bits&(1<<bits-1)]++
-		hist[2][v>>(2*bits)]++
-	}
-	src, dst := a, b
-	inA := true
-	for p := 0; p < 3; p++ {
-		h := &hist[p]
-		if h[src[0]>>(p*bits)&(1<<bits-1)] == len(a) {
-			continue // every value has this digit
-		}
-		sum := 0
-		for i, c := range h {
-			h[i] = sum
-			sum += c
-		}
-		for _, v := range src {
-			d := v >> (p * bits) & (1<<bits - 1)
-			dst[h[d]] = v
-			h[d]++
-		}
-		src, dst = dst, src
-		inA = !inA
-	}
-	return inA
 }

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 )
@@ -75,3 +76,56 @@ const minTiling = 0.5
 const noStepsAdvice = "record one NVTX range per iteration (nvtxRangePushA(\"step\") ... nvtxRangePop() in C/C++; " +
 	"torch.cuda.nvtx.range_push(\"train_step\") ... range_pop(), or torch.profiler with a schedule for ProfilerStep#N, in PyTorch) " +
 	"or pass --step-range NAME"
+
+// confidence says how sure the choice of c is, and why.
+func (c stepCand) confidence() (string, string) {
+	tiles := c.tiling >= minTiling
+	var conf, named string
+	switch c.kind {
+	case stepNumbered:
+		named, conf = "named and numbered like an iteration", "medium"
+		if tiles {
+			conf = "high"
+		}
+	case stepWord:
+		named, conf = "named like an iteration", "low"
+		if tiles {
+			conf = "medium"
+		}
+	case stepEpoch:
+		named, conf = "named like an epoch (the trace has no range named like a step)", "low"
+	default:
+		named, conf = "not named like an iteration, but repeating and tiling its process's time", "low"
+	}
+	return conf, fmt.Sprintf("NVTX range %q: %s; %d ranges covering %.0f%% of their process's time from the first to the last", c.key, named, len(c.rs), 100*c.tiling)
+}
+
+// tiling is the share of the windows (first start to last end, per
+// process) that ranges g of rt (sorted by start, not overlapping within a
+// process) cover.
+func tiling(rt *rangeTable, g []int32) float64 {
+	rs, rkeys, longEnds := rt.ranges, rt.rangeKeys, rt.longEnds
+	type win struct{ first, last, covered int64 }
+	wins := map[int32]*win{}
+	for _, j := range g {
+		r := &rs[j]
+		p := rkeys[r.key].proc
+		w := wins[p]
+		if w == nil {
+			w = &win{first: r.start}
+			wins[p] = w
+		}
+		end := rangeEnd(r, longEnds)
+		w.last = max(w.last, end)
+		w.covered += end - r.start
+	}
+	var covered, window int64
+	for _, w := range wins {
+		covered += w.covered
+		window += w.last - w.first
+	}
+	if window <= 0 {
+		return 0
+	}
+	return min(1, float64(covered)/float64(window))
+}

@@ -15,7 +15,7 @@ import (
 )
 
 // stats fills the per-API, per-kernel, per-thread and per-stream tables.
-func (a *analysis) stats() {
+func (a summarizer) stats() {
 	c := a.c
 	r := &a.res
 
@@ -52,11 +52,11 @@ func (a *analysis) stats() {
 	r.SyncByKernel = groupsBy(byWork, a.opts.TopN, func(id int32) string { return a.workName(gpuWork{name: id}) }, func(ids []int32) {
 		var ks []int32
 		for _, id := range ids {
-			if id >= 0 && int(id) < c.kernelNames.len() {
+			if id >= 0 && int(id) < c.kernelNames.Len() {
 				ks = append(ks, id)
 			}
 		}
-		c.kernelNames.resolve(ks)
+		c.kernelNames.Resolve(ks)
 	})
 	r.SyncByThread = groups(byThread, a.opts.TopN)
 	r.SyncByStream = groups(byStream, a.opts.TopN)
@@ -65,8 +65,8 @@ func (a *analysis) stats() {
 	// they get samples and a summary (traces have millions of names).
 	r.Kernels = []Kernel{}
 	names := c.kernelNames
-	totals := make([]int64, names.len())
-	ran := make([]bool, names.len())
+	totals := make([]int64, names.Len())
+	ran := make([]bool, names.Len())
 	for k, ws := range a.work {
 		for _, w := range ws {
 			if w.name >= 0 {
@@ -81,13 +81,13 @@ func (a *analysis) stats() {
 			ids = append(ids, int32(id))
 		}
 	}
-	top := topByTotal(ids, func(id int32) int64 { return totals[id] }, a.opts.TopN, names.name, names.resolve)
+	top := topByTotal(ids, func(id int32) int64 { return totals[id] }, a.opts.TopN, names.Name, names.Resolve)
 	want := make([]bool, len(ran))
 	for _, id := range top {
 		want[id] = true
 	}
-	a.kernelSamples(want, func(gpuWork, int64) bool { return true }, func(id int32, ds []float64) {
-		r.Kernels = append(r.Kernels, Kernel{Name: names.name(id), Dist: summarizeSorted(ds)})
+	evidencer{a.analysis}.kernelSamples(want, func(gpuWork, int64) bool { return true }, func(id int32, ds []float64) {
+		r.Kernels = append(r.Kernels, Kernel{Name: names.Name(id), Dist: summarizeSorted(ds)})
 	})
 	slices.SortFunc(r.Kernels, func(x, y Kernel) int { return cmp.Or(cmp.Compare(y.Total, x.Total), cmp.Compare(x.Name, y.Name)) })
 }
@@ -136,7 +136,7 @@ func groupsBy[K comparable](m map[K][]int64, limit int, name func(K) string, res
 }
 
 // umSummary fills the unified-memory section.
-func (a *analysis) umSummary() {
+func (a summarizer) umSummary() {
 	c := a.c
 	u := &a.res.UnifiedMemory
 	u.FaultTables = a.info.HasGPUFaultTable || a.info.HasCPUFaultTable
@@ -165,7 +165,7 @@ func (a *analysis) umSummary() {
 	}
 	sites := map[string]*NameCount{}
 	for _, f := range c.cfaults {
-		n := c.siteNames.names[f.site]
+		n := c.siteNames.At(f.site)
 		if sites[n] == nil {
 			sites[n] = &NameCount{Name: n}
 		}
@@ -180,7 +180,7 @@ func (a *analysis) umSummary() {
 // are value records in one slice, found through a start → index map (and
 // the last range hit, since consecutive records often share one); each
 // range's score is computed once, and only the top ranges are formatted.
-func (a *analysis) topRanges() []AddrRange {
+func (a summarizer) topRanges() []AddrRange {
 	c := a.c
 	allocs := slices.Clone(c.allocs)
 	slices.SortFunc(allocs, func(x, y alloc) int { return cmp.Or(cmp.Compare(x.addr, y.addr), cmp.Compare(y.bytes, x.bytes)) })
@@ -286,7 +286,7 @@ func hexCmp(x, y uint64) int {
 }
 
 // stepRows fills the per-step table.
-func (a *analysis) stepRows() {
+func (a summarizer) stepRows() {
 	st := &a.res.Steps
 	st.Rows = make([]Step, 0, len(a.steps))
 	if len(a.steps) == 0 {
@@ -401,7 +401,7 @@ func summarizeNearest(d []int64) Dist {
 }
 
 // verdict decides storm / no_storm / insufficient_data and says why.
-func (a *analysis) verdict() {
+func (a summarizer) verdict() {
 	r := &a.res
 	c := a.c
 	u := &r.UnifiedMemory
@@ -498,7 +498,7 @@ func collection(flag *bool, rows bool) string {
 	return CollectionUnknown
 }
 
-func (a *analysis) headline() {
+func (a summarizer) headline() {
 	r := &a.res
 	h := &r.Headline
 	c := a.c
@@ -549,7 +549,7 @@ func (a *analysis) headline() {
 	h.StepP50Ns, h.StepP99Ns = r.Steps.Duration.Median, r.Steps.Duration.P99
 }
 
-func (a *analysis) warnings() {
+func (a summarizer) warnings() {
 	r := &a.res
 	r.Warnings = []string{}
 	in := a.info
@@ -602,31 +602,38 @@ func fmtNs(ns int64) string {
 // FormatNs formats a duration in ns for humans (used by reports).
 func FormatNs(ns float64) string { return fmtNs(int64(ns)) }
 
+// apiTables are apiStats' tables made ahead (analyzeProcesses), with
+// its samples when asked for.
+type apiTables struct {
+	apis, sync []APIStats
+	samples    map[string][]int64
+}
+
 // apiStats fills the per-API tables from the packed per-call samples and
-// drops them. (It forced a collection and handed all free memory back
-// before a sort buffer of 32 MB or more, for 20-40 MB less peak RSS at
-// 30M rows; with the heap in huge pages that cost refaulting every page
-// the analysis then took, and the peak went down without it: 30M rows
-// 610 -> 596 MiB, 7.8 -> 7.3 s.)
-
-// apiTables are apiStats' tables made ahead (analyzeRanks).
-type apiTables struct{ apis, sync []APIStats }
-
+// drops them (docs/performance.md, "Tried and dropped": no forced
+// collection before its sort buffer). With Options.SyncSamples it keeps
+// each host-blocking API's sorted samples (File.Sync).
 func (a *analysis) apiStats() {
 	c := a.c
 	r := &a.res
 	if t := c.apiTables; t != nil {
-		r.APIs, r.SyncAPIs = t.apis, t.sync
+		r.APIs, r.SyncAPIs, a.sync = t.apis, t.sync, t.samples
 		return
+	}
+	if a.opts.SyncSamples {
+		a.sync = map[string][]int64{}
 	}
 	r.APIs = []APIStats{}
 	r.SyncAPIs = []APIStats{}
 	emit := func(id int32, ds []float64) { // ds sorted
-		name := c.apiNames.names[id]
+		name := c.apiNames.At(id)
 		s := APIStats{Name: name, Dist: summarizeSorted(ds)}
 		if cl, ok := HostBlocking[name]; ok {
 			s.Kind = cl.Kind
 			r.SyncAPIs = append(r.SyncAPIs, s)
+			if a.sync != nil {
+				a.sync[name] = samplesOf(ds)
+			}
 		}
 		r.APIs = append(r.APIs, s)
 	}
@@ -636,11 +643,11 @@ func (a *analysis) apiStats() {
 	// others' samples are freed as each is done.
 	order := make([]int32, 0, len(c.apiDurs))
 	for i, durs := range c.apiDurs {
-		if durs.len() > 0 {
+		if durs.Len() > 0 {
 			order = append(order, int32(i))
 		}
 	}
-	slices.SortStableFunc(order, func(x, y int32) int { return cmp.Compare(c.apiDurs[y].len(), c.apiDurs[x].len()) })
+	slices.SortStableFunc(order, func(x, y int32) int { return cmp.Compare(c.apiDurs[y].Len(), c.apiDurs[x].Len()) })
 	for _, id := range order {
 		i, durs := int(id), c.apiDurs[id]
 		// One buffer serves every API: summarizeSorted keeps nothing.
@@ -663,7 +670,7 @@ func (a *analysis) apiStats() {
 
 // timeline bins the trace span into TimelineBins equal bins, and by
 // process when there are several.
-func (a *analysis) timeline() {
+func (a timeliner) timeline() {
 	tl := &a.res.Timeline
 	tl.StartNs = a.lo
 	tl.Bins = []TimelineBin{}
@@ -696,7 +703,7 @@ func (a *analysis) timeline() {
 
 // fillBins adds the host-blocking calls, faults and fault-driven
 // migrations of the processes keep accepts to bins.
-func (a *analysis) fillBins(bins []TimelineBin, keep func(pid int64) bool) []TimelineBin {
+func (a timeliner) fillBins(bins []TimelineBin, keep func(pid int64) bool) []TimelineBin {
 	binNs := a.res.Timeline.BinNs
 	bin := func(t int64) int {
 		return min(max(int((t-a.lo)/binNs), 0), TimelineBins-1)
@@ -737,7 +744,7 @@ func (a *analysis) fillBins(bins []TimelineBin, keep func(pid int64) bool) []Tim
 
 // markStorms sets Storm on the bins that episodes of the processes keep
 // accepts overlap.
-func (a *analysis) markStorms(bins []TimelineBin, keep func(pid int64) bool) {
+func (a timeliner) markStorms(bins []TimelineBin, keep func(pid int64) bool) {
 	binNs := a.res.Timeline.BinNs
 	if binNs <= 0 {
 		return
@@ -757,7 +764,7 @@ func (a *analysis) markStorms(bins []TimelineBin, keep func(pid int64) bool) {
 
 // laneStorms marks each lane's own episodes; it runs after the episodes
 // got their process (multiFigures).
-func (a *analysis) laneStorms() {
+func (a timeliner) laneStorms() {
 	for i := range a.res.Timeline.Lanes {
 		l := &a.res.Timeline.Lanes[i]
 		a.markStorms(l.Bins, func(q int64) bool { return q == l.Pid })

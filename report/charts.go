@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/umtrace/umtrace/analyze"
+	"github.com/umtrace/umtrace/analyze/multirank"
 )
 
 // Lane is one row group of the timeline chart: the time axis of one
@@ -116,7 +117,7 @@ func processLabel(pid int64, p analyze.Process) string {
 
 // JobLanes is one lane per rank of a job, each rank's analysis put on the
 // job's aligned clock (session-start offset plus collective correction).
-func JobLanes(j *analyze.JobResult) []Lane {
+func JobLanes(j *multirank.Result) []Lane {
 	var out []Lane
 	for i, r := range j.Results {
 		if i >= len(j.Ranks) || len(r.Timeline.Bins) == 0 {
@@ -197,7 +198,7 @@ func timelineChart(r *analyze.Result, lanes []Lane) Chart {
 }
 
 // jobTimelineChart draws one lane per rank on the job's aligned clock.
-func jobTimelineChart(j *analyze.JobResult) (Chart, bool) {
+func jobTimelineChart(j *multirank.Result) (Chart, bool) {
 	lanes := JobLanes(j)
 	if len(lanes) == 0 {
 		return Chart{}, false

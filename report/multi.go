@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/umtrace/umtrace/analyze"
+	"github.com/umtrace/umtrace/analyze/multirank"
 )
 
 // Per-device, per-process and memory sections of one analysis, and the
@@ -121,7 +122,7 @@ func multiSummary(d *Doc, r *analyze.Result) {
 }
 
 // GenerateJob writes a job's report in the given format.
-func GenerateJob(w io.Writer, j *analyze.JobResult, format string) error {
+func GenerateJob(w io.Writer, j *multirank.Result, format string) error {
 	switch format {
 	case "text", "", "md", "markdown", "html":
 		return Render(w, JobDoc(j, format == "text" || format == ""), format)
@@ -131,7 +132,7 @@ func GenerateJob(w io.Writer, j *analyze.JobResult, format string) error {
 	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
 }
 
-func rankList(rs []analyze.RankWait) string {
+func rankList(rs []multirank.RankWait) string {
 	s := make([]string, len(rs))
 	for i, r := range rs {
 		s[i] = fmt.Sprintf("%d: %s", r.Rank, msI(r.WaitNs))
@@ -142,7 +143,7 @@ func rankList(rs []analyze.RankWait) string {
 // JobDoc is the report of a job: per-rank table, clock alignment,
 // stragglers, attributions and per-step skew; brief lists the first rows
 // of the long tables only.
-func JobDoc(j *analyze.JobResult, brief bool) *Doc {
+func JobDoc(j *multirank.Result, brief bool) *Doc {
 	d := &Doc{Title: fmt.Sprintf("umtrace job: %d ranks", len(j.Ranks))}
 	d.h(1, T(fmt.Sprintf("umtrace job: %d ranks in %d file(s)", len(j.Ranks), len(j.Files))))
 	v := Para{Text: Cat(B("Verdict: "+verdictWord(j.Verdict)), T(" — "+j.Reason))}

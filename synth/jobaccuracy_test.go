@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/umtrace/umtrace/analyze"
+	"github.com/umtrace/umtrace/analyze/multirank"
 	"github.com/umtrace/umtrace/ingest/nsys"
 	"github.com/umtrace/umtrace/synth"
 )
@@ -62,16 +63,22 @@ func TestJobAttributionAccuracy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var in []analyze.JobInput
+			var files []*analyze.File
+			opts := analyze.DefaultOptions()
+			opts.SplitProcesses = true
 			for _, p := range paths {
 				r, err := nsys.Open(p, nsys.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
-				defer r.Close()
-				in = append(in, analyze.JobInput{Source: r})
+				f, err := analyze.AnalyzeFile(r, opts)
+				r.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				files = append(files, f)
 			}
-			jr, err := analyze.AnalyzeJob(in, analyze.DefaultOptions())
+			jr, err := multirank.Analyze(files)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -33,7 +33,7 @@ const Method = "alpha 0.05, on per-step durations and per-step blocked shares (w
 // Side is one trace of the comparison.
 type Side struct {
 	Result *analyze.Result
-	Sync   map[string][]int64 // analyze.SyncSamples
+	Sync   map[string][]int64 // analyze.File.Sync
 }
 
 // Row is one compared metric. Lower is better for every metric.

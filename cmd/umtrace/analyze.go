@@ -46,7 +46,7 @@ func cmdAnalyze(stdout, stderr io.Writer, args []string) error {
 		if err != nil {
 			return err
 		}
-		return analyzeJob(stdout, fs.Args(), af.opener(), opts, out, *failOnStorm, nil)
+		return analyzeJob(stdout, fs.Args(), af.opener(), opts, out, *failOnStorm)
 	}
 	path := fs.Arg(0)
 	format, err := out.resolve(path)
@@ -77,8 +77,9 @@ func cmdAnalyze(stdout, stderr io.Writer, args []string) error {
 	t.Close()
 	res := t.Result
 	if len(res.Processes) > 1 {
-		// One file, several CUDA processes: the ranks of a job.
-		return analyzeJob(stdout, fs.Args(), af.opener(), opts, out, *failOnStorm, res)
+		// One file, several CUDA processes: the ranks of a job, from
+		// the same read.
+		return writeJob(stdout, []*analyze.File{t.File}, out, format, *failOnStorm)
 	}
 	if err := out.stream(stdout, func(w io.Writer) error { return report.Generate(w, res, format) }); err != nil {
 		return err

@@ -7,14 +7,14 @@ import (
 	"strings"
 
 	"github.com/umtrace/umtrace/analyze"
+	"github.com/umtrace/umtrace/analyze/multirank"
 	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
-	"github.com/umtrace/umtrace/ingest/nsys"
 	"github.com/umtrace/umtrace/report"
 )
 
 // Job mode of analyze: several traces (or a directory or glob of them), or
 // one trace holding several CUDA processes, are the ranks of one job
-// (analyze.AnalyzeJob, docs/method.md "Jobs").
+// (analyze/multirank, docs/method.md "Jobs").
 
 // isJobArgs reports whether analyze's arguments name a job rather than one
 // trace: several arguments, a directory, or a glob.
@@ -33,10 +33,10 @@ func isJobArgs(args []string) bool {
 	return false
 }
 
-// analyzeJob analyzes args as one job and writes the job report. whole,
-// when not nil, is the analysis of the single trace args names (a file of
-// several processes), reused rather than computed again.
-func analyzeJob(stdout io.Writer, args []string, o job.Opener, opts analyze.Options, out *output, failOnStorm bool, whole *analyze.Result) error {
+// analyzeJob analyzes args as one job and writes the job report. Each
+// file goes through the opener (job.Opener.AnalyzeFiles), as a single
+// trace does, so a bad option exits with the same code either way.
+func analyzeJob(stdout io.Writer, args []string, o job.Opener, opts analyze.Options, out *output, failOnStorm bool) error {
 	paths, fails := job.Expand(args)
 	if len(fails) > 0 {
 		return badInput(fmt.Errorf("%s", fails[0].Reason))
@@ -48,24 +48,18 @@ func analyzeJob(stdout io.Writer, args []string, o job.Opener, opts analyze.Opti
 	if err != nil {
 		return err
 	}
-	var inputs []analyze.JobInput
-	for _, p := range paths {
-		db, err := o.SQLite(p)
-		if err != nil {
-			return err
-		}
-		r, err := nsys.Open(db, nsys.Options{})
-		if err != nil {
-			return badInput(err)
-		}
-		defer r.Close()
-		in := analyze.JobInput{Source: r}
-		if len(paths) == 1 {
-			in.Whole = whole
-		}
-		inputs = append(inputs, in)
+	opts.SplitProcesses = true
+	files, err := o.AnalyzeFiles(paths, opts)
+	if err != nil {
+		return err
 	}
-	jr, err := analyze.AnalyzeJob(inputs, opts)
+	return writeJob(stdout, files, out, format, failOnStorm)
+}
+
+// writeJob analyzes files (analyzed with SplitProcesses) as one job and
+// writes its report.
+func writeJob(stdout io.Writer, files []*analyze.File, out *output, format string, failOnStorm bool) error {
+	jr, err := multirank.Analyze(files)
 	if err != nil {
 		return badInput(err)
 	}

@@ -92,6 +92,9 @@ func TestBadOptionValues(t *testing.T) {
 		{[]string{"analyze", trace, "--top", "-1"}, []string{"--top -1", "≥ 1"}},
 		{[]string{"analyze", trace, "--top", "0"}, []string{"--top 0", "≥ 1"}},
 		{[]string{"analyze", trace, "--step-range", "nosuch"}, []string{`"nosuch"`, `"train_step N" (20)`, `"load_batch" (20)`}},
+		// A job (several files) goes through the same opener: the same
+		// bad option, the same exit code (it was 3 here, 2 above).
+		{[]string{"analyze", trace, trace, "--step-range", "nosuch"}, []string{`"nosuch"`, `"train_step N" (20)`, `"load_batch" (20)`}},
 		{[]string{"diff", trace, trace, "--inflation", "-1"}, []string{"--inflation", "≥ 0"}},
 		{[]string{"gate", trace, "--max-storm-share", "150%"}, []string{"max-storm-share", "0..100%"}},
 		{[]string{"gate", trace, "--max-fault-rate", "-3"}, []string{"max-fault-rate", "≥ 0"}},

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 
 	"github.com/umtrace/umtrace/analyze"
@@ -27,18 +26,15 @@ func init() {
 	})
 }
 
-// diffSide analyzes one trace and collects its per-call sync samples.
+// diffSide analyzes one trace with its per-call sync samples, in one read.
 func diffSide(o job.Opener, path string, opts analyze.Options) (compare.Side, error) {
+	opts.SyncSamples = true
 	t, err := o.Analyze(path, opts)
 	if err != nil {
 		return compare.Side{}, err
 	}
-	defer t.Close()
-	s, err := analyze.SyncSamples(t.Reader)
-	if err != nil {
-		return compare.Side{}, badInput(fmt.Errorf("%s: %w", path, err))
-	}
-	return compare.Side{Result: t.Result, Sync: s}, nil
+	t.Close()
+	return compare.Side{Result: t.Result, Sync: t.File.Sync}, nil
 }
 
 func cmdDiff(stdout, stderr io.Writer, args []string) error {

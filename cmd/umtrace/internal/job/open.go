@@ -3,8 +3,10 @@ package job
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/ingest/nsys"
@@ -56,7 +58,8 @@ type Trace struct {
 	Path   string // as given: the .sqlite, .nsys-rep or .qdrep file
 	SQLite string // the SQLite export read: Path, or the cached export of a report file
 	Reader *nsys.Reader
-	Result *analyze.Result
+	File   *analyze.File   // everything the one read gave (analyze.AnalyzeFile)
+	Result *analyze.Result // File.Whole
 }
 
 // Close closes the reader.
@@ -87,7 +90,10 @@ func (o Opener) Analyze(path string, opts analyze.Options) (*Trace, error) {
 	if err != nil {
 		return nil, &Error{ExitBadInput, named(path, err)}
 	}
-	res, err := analyze.Analyze(r, opts)
+	if opts.Phases == nil && os.Getenv("UMTRACE_PHASES") != "" {
+		opts.Phases = os.Stderr // per-phase timings, for performance work (docs/performance.md)
+	}
+	f, err := analyze.AnalyzeFile(r, opts)
 	if err != nil {
 		r.Close()
 		var sr *analyze.StepRangeError
@@ -99,9 +105,45 @@ func (o Opener) Analyze(path string, opts analyze.Options) (*Trace, error) {
 	}
 	if db != path {
 		// Reports name the report file, not its cached export.
-		res.Trace.File = filepath.Base(path)
+		f.Name = filepath.Base(path)
+		f.Whole.Trace.File = f.Name
+		for _, p := range f.Processes {
+			p.Trace.File = f.Name
+		}
 	}
-	return &Trace{Path: path, SQLite: db, Reader: r, Result: res}, nil
+	return &Trace{Path: path, SQLite: db, Reader: r, File: f, Result: f.Whole}, nil
+}
+
+// AnalyzeFiles analyzes paths (Analyze, two at a time: each holds one
+// trace's working set) and returns their analyses in order, the readers
+// closed. The error is that of the first path, in order, that failed.
+func (o Opener) AnalyzeFiles(paths []string, opts analyze.Options) ([]*analyze.File, error) {
+	files := make([]*analyze.File, len(paths))
+	errs := make([]error, len(paths))
+	sem := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			t, err := o.Analyze(p, opts)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			t.Close()
+			files[i] = t.File
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
 }
 
 // named prefixes err with path unless its message already names it.

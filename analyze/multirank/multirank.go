@@ -1,57 +1,46 @@
-package analyze
+// Package multirank analyzes a job: many ranks analyzed together, one
+// process per rank, from one file per rank or several processes of one
+// file. It consumes each file's analyze.File (its processes' own
+// analyses and collectives, from the file's one read), puts the ranks on
+// one clock, matches their collectives, and says who waited for whom.
+// docs/method.md ("Jobs") describes the method and its limits.
+package multirank
 
 import (
 	"cmp"
 	"fmt"
 	"maps"
 	"math"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/ingest"
 )
 
-// A job is many ranks analyzed together: one process per rank, from one
-// file per rank or several processes of one file. AnalyzeJob analyzes each
-// rank on its own (the same analysis as a single trace), puts the ranks on
-// one clock, matches their collectives, and says who waited for whom.
-// docs/method.md ("Jobs") describes the method and its limits.
-
-// JobInput is one trace of a job.
-type JobInput struct {
-	Source ingest.Source
-	// Whole, when set, is Analyze(Source, opts) with opts.SplitProcesses
-	// already computed by the caller (analyze of one file that turned out
-	// to hold several processes): it and the per-process analyses the
-	// same pass made are used instead of analyzing the file once more.
-	// (Without SplitProcesses it is ignored.)
-	Whole *Result
+// Result is the analysis of a job.
+type Result struct {
+	SchemaVersion int               `json:"schema_version"`
+	Kind          string            `json:"kind"` // "job"
+	Verdict       string            `json:"verdict"`
+	Reason        string            `json:"verdict_reason"`
+	Files         []string          `json:"files"` // base names, sorted
+	Ranks         []Rank            `json:"ranks"`
+	Clock         ClockAlignment    `json:"clock"`
+	Collective    string            `json:"collective_source"` // "nccl kernels", "nvtx ranges" or "none"
+	Steps         []Step            `json:"steps"`
+	Stragglers    []Straggler       `json:"stragglers"`
+	Attributions  []Attribution     `json:"attributions"`
+	Warnings      []string          `json:"warnings"`
+	Results       []*analyze.Result `json:"results"`          // per rank, in Ranks order
+	Traces        []*analyze.Result `json:"traces,omitempty"` // whole-file analyses of files that hold several ranks
+	Thresholds    Thresholds        `json:"thresholds"`
+	steps         map[int]*Step
 }
 
-// JobResult is the analysis of a job.
-type JobResult struct {
-	SchemaVersion int            `json:"schema_version"`
-	Kind          string         `json:"kind"` // "job"
-	Verdict       string         `json:"verdict"`
-	Reason        string         `json:"verdict_reason"`
-	Files         []string       `json:"files"` // base names, sorted
-	Ranks         []JobRank      `json:"ranks"`
-	Clock         ClockAlignment `json:"clock"`
-	Collective    string         `json:"collective_source"` // "nccl kernels", "nvtx ranges" or "none"
-	Steps         []JobStep      `json:"steps"`
-	Stragglers    []Straggler    `json:"stragglers"`
-	Attributions  []Attribution  `json:"attributions"`
-	Warnings      []string       `json:"warnings"`
-	Results       []*Result      `json:"results"`          // per rank, in Ranks order
-	Traces        []*Result      `json:"traces,omitempty"` // whole-file analyses of files that hold several ranks
-	Thresholds    JobThresholds  `json:"thresholds"`
-	steps         map[int]*JobStep
-}
-
-// JobThresholds tune straggler attribution.
-type JobThresholds struct {
+// Thresholds tune straggler attribution.
+type Thresholds struct {
 	// A collective's late arrival is attributed when the last rank arrived
 	// at least MinSkewNs, and MinSkewShare of the median step time, after
 	// the median rank.
@@ -59,11 +48,11 @@ type JobThresholds struct {
 	MinSkewShare float64 `json:"min_skew_share"`
 }
 
-// DefaultJobThresholds are the attribution defaults.
-var DefaultJobThresholds = JobThresholds{MinSkewNs: 1_000_000, MinSkewShare: 0.1}
+// DefaultThresholds are the attribution defaults.
+var DefaultThresholds = Thresholds{MinSkewNs: 1_000_000, MinSkewShare: 0.1}
 
-// JobRank is one rank's row of the per-rank table.
-type JobRank struct {
+// Rank is one rank's row of the per-rank table.
+type Rank struct {
 	Rank              int     `json:"rank"`
 	RankSource        string  `json:"rank_source"` // env RANK, nvtx, process name, file order
 	File              string  `json:"file"`
@@ -97,8 +86,8 @@ type ClockAlignment struct {
 	Note         string `json:"note"`
 }
 
-// JobStep is one step across the ranks.
-type JobStep struct {
+// Step is one step across the ranks.
+type Step struct {
 	Step         int     `json:"step"`
 	Ranks        int     `json:"ranks"` // ranks that have the step
 	SlowestRank  int     `json:"slowest_rank"`
@@ -145,17 +134,15 @@ type RankWait struct {
 }
 
 // collective is one collective call on one rank, in the rank's own clock.
-type collective struct {
-	name       string
-	start, end int64
-}
+type collective = analyze.Collective
 
 // rankIn is one rank while the job is analyzed.
 type rankIn struct {
-	src     ingest.Source
+	info    *ingest.TraceInfo
+	env     map[string]string // the launch environment: the file's, when the rank is the whole file
 	file    string
 	pid     int64
-	res     *Result
+	res     *analyze.Result
 	rank    int
 	rankSrc string
 	dev     int64
@@ -176,160 +163,32 @@ type rankIn struct {
 	colMaxEnd   []int64 // colOverlap: running maximum of col's ends
 }
 
-// IsCollectiveRange reports whether an NVTX range is a collective:
-// NCCL's and PyTorch's ("nccl:all_reduce", "ncclAllReduce"), and ranges
-// named for a collective or a barrier.
-func IsCollectiveRange(name string) bool {
-	if IsNCCLRange(name) {
-		return true
-	}
-	// One scan, any ASCII case: this runs on every distinct NVTX name.
-	for i := 0; i < len(name); i++ {
-		var words []string
-		switch name[i] | 0x20 {
-		case 'a':
-			words = collectiveA
-		case 'b':
-			words = collectiveB
-		case 'r':
-			words = collectiveR
-		default:
-			continue
-		}
-		for _, w := range words {
-			if hasPrefixFold(name[i:], w) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// The words that make an NVTX range a collective, by first letter.
-var (
-	collectiveA = []string{"all_reduce", "allreduce", "all_gather", "allgather", "alltoall", "all_to_all"}
-	collectiveB = []string{"broadcast", "barrier"}
-	collectiveR = []string{"reduce_scatter", "reducescatter"}
-)
-
-// hasPrefixFold reports whether s starts with w (lower-case ASCII) in any
-// ASCII case.
-func hasPrefixFold(s, w string) bool {
-	if len(s) < len(w) {
-		return false
-	}
-	for j := 0; j < len(w); j++ {
-		c := s[j]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != w[j] {
-			return false
-		}
-	}
-	return true
-}
-
-// collectives is what collect's pass read of every process for a job:
-// its NCCL kernels (the per-device figures' kernel tap), its NVTX
-// collective ranges and the rank named in its NVTX ranges (the collector's
-// NVTX pass), its kernel time per device (pidDev). A file's ranks are its
-// processes, or the whole file as one rank (fill).
-type collectives struct {
-	kern, ranges map[int64][]collective
-	ranks        map[int64]pidRank
-	pidDev       map[devKey]int64
-}
-
-// pidRank is the rank a process's NVTX rows name: the first row (in table
-// order, marks included) whose text names one; -1 when none does.
-type pidRank struct {
-	rank int
-	row  int64
-}
-
-func newPidRank() *pidRank { return &pidRank{rank: -1} }
-
-// nvtxMeta is what a job needs of an NVTX name, looked at once per name
-// (collector.nvtxMeta, by name id).
-type nvtxMeta struct {
-	rank int  // rankFromText
-	coll bool // IsCollectiveRange
-}
-
-// collectivesOf takes c's collectives but the NVTX ranges (before the
-// analysis consumes c).
-func collectivesOf(c *collector) *collectives {
-	cs := &collectives{kern: map[int64][]collective{}, ranges: map[int64][]collective{}, ranks: map[int64]pidRank{},
-		pidDev: maps.Clone(c.multi.pidDev)}
-	for p, m := range c.multi.procs {
-		if len(m.nccl) > 0 {
-			cs.kern[p] = m.nccl
-		}
-	}
-	for p, r := range c.nvtxRanks.m {
-		cs.ranks[p] = *r
-	}
-	return cs
-}
-
-// collectiveRanges adds the NVTX collective ranges of a collector's
-// ranges (named by names, described by meta), per process. It runs after
-// the whole-file analysis, which leaves the ranges as collected (in table
-// order): they are not held twice while it runs (millions of
-// "nccl:all_reduce" ranges in some traces).
-func (cs *collectives) collectiveRanges(rv rangeView, meta []nvtxMeta, names *rangeNameTable) {
-	ranges, keys, pids := rv.ranges, rv.keys, rv.pids
-	is := func(r *rangeRec) bool { id := keys[r.key].nameID; return id >= 0 && meta[id].coll }
-	// Counted first: lists of their exact size.
-	n := map[int64]int{}
-	for i := range ranges {
-		if is(&ranges[i]) {
-			n[pids[keys[ranges[i].key].proc]]++
-		}
-	}
-	for p, k := range n {
-		cs.ranges[p] = make([]collective, 0, k)
-	}
-	built := map[int32]string{} // each name built once
-	for i := range ranges {
-		if r := &ranges[i]; is(r) {
-			k := keys[r.key]
-			p := pids[k.proc]
-			name, ok := built[k.nameID]
-			if !ok {
-				name = names.name(k.nameID)
-				built[k.nameID] = name
-			}
-			cs.ranges[p] = append(cs.ranges[p], collective{name, r.start, rangeEnd(r, rv.longEnds)})
-		}
-	}
-}
-
 // fill gives ri what the pass read of process pid or, with whole, of every
 // row of the file (the rank named by the first NVTX row that names one).
-func (cs *collectives) fill(ri *rankIn, pid int64, whole bool) {
+func fill(ri *rankIn, cs *analyze.Collectives, pid int64, whole bool) {
 	ri.devTime, ri.nvtxRank = map[int64]int64{}, -1
 	ri.kern, ri.ranges = nil, nil
 	row := int64(-1)
-	for k, ns := range cs.pidDev {
-		if whole || k.pid == pid {
-			ri.devTime[k.dev] += ns
-		}
-	}
-	for _, p := range slices.Sorted(maps.Keys(cs.kern)) {
+	for p, devs := range cs.KernelNs {
 		if whole || p == pid {
-			ri.kern = append(ri.kern, cs.kern[p]...)
+			for d, ns := range devs {
+				ri.devTime[d] += ns
+			}
 		}
 	}
-	for _, p := range slices.Sorted(maps.Keys(cs.ranges)) {
+	for _, p := range slices.Sorted(maps.Keys(cs.Kernels)) {
 		if whole || p == pid {
-			ri.ranges = append(ri.ranges, cs.ranges[p]...)
+			ri.kern = append(ri.kern, cs.Kernels[p]...)
 		}
 	}
-	for p, r := range cs.ranks {
-		if (whole || p == pid) && r.rank >= 0 && (row < 0 || r.row < row) {
-			ri.nvtxRank, row = r.rank, r.row
+	for _, p := range slices.Sorted(maps.Keys(cs.Ranges)) {
+		if whole || p == pid {
+			ri.ranges = append(ri.ranges, cs.Ranges[p]...)
+		}
+	}
+	for p, r := range cs.NVTXRanks {
+		if (whole || p == pid) && r.Rank >= 0 && (row < 0 || r.Row < row) {
+			ri.nvtxRank, row = r.Rank, r.Row
 		}
 	}
 }
@@ -346,79 +205,50 @@ func (ri *rankIn) finishCollectives() {
 	ri.devTime = nil
 	for _, l := range [][]collective{ri.kern, ri.ranges} {
 		slices.SortFunc(l, func(x, y collective) int {
-			return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.end, y.end), cmp.Compare(x.name, y.name))
+			return cmp.Or(cmp.Compare(x.StartNs, y.StartNs), cmp.Compare(x.EndNs, y.EndNs), cmp.Compare(x.Name, y.Name))
 		})
 	}
-	info := ri.src.Info()
-	switch r, s := RankFromEnv(info.LaunchEnv); {
+	switch r, s := analyze.RankFromEnv(ri.env); {
 	case r >= 0:
 		ri.rank, ri.rankSrc = r, s
 	case ri.nvtxRank >= 0:
 		ri.rank, ri.rankSrc = ri.nvtxRank, "nvtx"
-	case rankFromText(info.ProcessNames[ri.pid]) >= 0:
-		ri.rank, ri.rankSrc = rankFromText(info.ProcessNames[ri.pid]), "process name"
+	case analyze.RankFromText(ri.info.ProcessNames[ri.pid]) >= 0:
+		ri.rank, ri.rankSrc = analyze.RankFromText(ri.info.ProcessNames[ri.pid]), "process name"
 	default:
 		ri.rank, ri.rankSrc = -1, ""
 	}
 }
 
-// ncclShort shortens "ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)" to
-// its name without arguments.
-func ncclShort(s string) string {
-	if i := strings.IndexByte(s, '('); i > 0 {
-		s = s[:i]
-	}
-	if i := strings.LastIndex(s, " "); i >= 0 {
-		s = s[i+1:]
-	}
-	return strings.Clone(s)
-}
-
-// AnalyzeJob analyzes the traces of one job. A trace that holds several
-// CUDA processes contributes one rank per process.
-func AnalyzeJob(inputs []JobInput, opts Options) (*JobResult, error) {
-	jr := &JobResult{SchemaVersion: SchemaVersion, Kind: "job", Thresholds: DefaultJobThresholds, Warnings: []string{}}
-	// Each file in one pass (at most two at a time), which also analyzes
-	// each of its CUDA processes when it has several, and reads the
-	// collectives (analyzeRanks).
-	wholes := make([]*Result, len(inputs))
-	errs := make([]error, len(inputs))
-	sem := make(chan struct{}, 2)
-	parallelN(len(inputs), sem, func(i int) {
-		if w := inputs[i].Whole; w != nil && w.ranks != nil {
-			wholes[i] = w
-			return
-		}
-		wholes[i], errs[i] = analyzeRanks(inputs[i].Source, opts)
-	})
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", inputs[i].Source.Info().Path, err)
-		}
-	}
+// Analyze analyzes the files of one job, each analyzed with
+// analyze.Options.SplitProcesses (analyze.AnalyzeFile): a file that holds
+// several CUDA processes contributes one rank per process, any other file
+// one rank.
+func Analyze(files []*analyze.File) (*Result, error) {
+	jr := &Result{SchemaVersion: analyze.SchemaVersion, Kind: "job", Thresholds: DefaultThresholds, Warnings: []string{}}
 	var ranks []*rankIn
-	for i, in := range inputs {
-		info := in.Source.Info()
-		file := filepath.Base(info.Path)
-		jr.Files = append(jr.Files, file)
-		w := wholes[i]
-		fr := w.ranks
-		w.ranks = nil
-		if len(fr.pids) > 1 {
-			jr.Traces = append(jr.Traces, w)
-			for k, p := range fr.pids {
-				ri := &rankIn{src: ProcessSource(in.Source, p), file: file, pid: p, res: fr.results[k]}
-				fr.coll.fill(ri, p, false)
+	for _, f := range files {
+		if f.Collectives == nil {
+			return nil, fmt.Errorf("%s: analyzed without SplitProcesses: no collectives for a job", f.Name)
+		}
+		jr.Files = append(jr.Files, f.Name)
+		if len(f.Processes) > 1 {
+			jr.Traces = append(jr.Traces, f.Whole)
+			for k, p := range f.Pids {
+				// The launch environment (rank variables) belongs to
+				// the process nsys started, not to each of its children.
+				ri := &rankIn{info: f.Info, file: f.Name, pid: p, res: f.Processes[k]}
+				fill(ri, f.Collectives, p, false)
 				ri.finishCollectives()
 				ranks = append(ranks, ri)
 			}
 			continue
 		}
-		ri := &rankIn{src: in.Source, file: file, res: w}
-		if len(fr.pids) == 1 {
-			ri.pid = fr.pids[0]
+		ri := &rankIn{info: f.Info, env: f.Info.LaunchEnv, file: f.Name, res: f.Whole}
+		if len(f.Pids) == 1 {
+			ri.pid = f.Pids[0]
 		}
-		fr.coll.fill(ri, 0, true)
+		fill(ri, f.Collectives, 0, true)
 		ri.finishCollectives()
 		ranks = append(ranks, ri)
 	}
@@ -434,27 +264,11 @@ func AnalyzeJob(inputs []JobInput, opts Options) (*JobResult, error) {
 	return jr, nil
 }
 
-// parallelN runs fn(0..n-1), at most cap(sem) at a time.
-func parallelN(n int, sem chan struct{}, fn func(i int)) {
-	done := make(chan struct{}, n)
-	for i := 0; i < n; i++ {
-		go func() {
-			sem <- struct{}{}
-			fn(i)
-			<-sem
-			done <- struct{}{}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		<-done
-	}
-}
-
 // assignRanks orders the ranks and numbers them: by the rank each names
 // (environment, NVTX, process name) when every rank names a distinct one,
 // else by file name and pid. Either way the order does not depend on the
 // order the files were given in.
-func assignRanks(ranks []*rankIn, jr *JobResult) {
+func assignRanks(ranks []*rankIn, jr *Result) {
 	slices.SortFunc(ranks, func(x, y *rankIn) int {
 		return cmp.Or(cmp.Compare(x.file, y.file), cmp.Compare(x.pid, y.pid))
 	})
@@ -490,12 +304,12 @@ func assignRanks(ranks []*rankIn, jr *JobResult) {
 // collectives, corrects each file by the median difference of its
 // collectives' ends to the reference rank's (a collective ends at about the
 // same moment on every rank, whatever the hosts' clocks say).
-func (jr *JobResult) alignClocks(ranks []*rankIn) {
+func (jr *Result) alignClocks(ranks []*rankIn) {
 	c := &jr.Clock
 	zero := int64(0)
 	have := 0
 	for _, r := range ranks {
-		if u := r.src.Info().SessionStartUTCNs; u != 0 {
+		if u := r.info.SessionStartUTCNs; u != 0 {
 			if have == 0 || u < zero {
 				zero = u
 			}
@@ -509,7 +323,7 @@ func (jr *JobResult) alignClocks(ranks []*rankIn) {
 		jr.Warnings = append(jr.Warnings, fmt.Sprintf("%d of %d ranks have no session start time: their clocks are used as recorded", len(ranks)-have, len(ranks)))
 	}
 	for _, r := range ranks {
-		if u := r.src.Info().SessionStartUTCNs; u != 0 && have == len(ranks) {
+		if u := r.info.SessionStartUTCNs; u != 0 && have == len(ranks) {
 			r.offset = u - zero
 		}
 	}
@@ -554,7 +368,7 @@ func (jr *JobResult) alignClocks(ranks []*rankIn) {
 	byFile := map[string][]int64{}
 	for _, r := range ranks[1:] {
 		for k := 0; k < n; k++ {
-			byFile[r.file] = append(byFile[r.file], (r.col[k].end+r.offset)-(ref.col[k].end+ref.offset))
+			byFile[r.file] = append(byFile[r.file], (r.col[k].EndNs+r.offset)-(ref.col[k].EndNs+ref.offset))
 		}
 	}
 	for _, r := range ranks {
@@ -568,7 +382,7 @@ func (jr *JobResult) alignClocks(ranks []*rankIn) {
 	for _, r := range ranks[1:] {
 		var d []int64
 		for k := 0; k < n; k++ {
-			d = append(d, (r.col[k].end+r.offset+r.corr)-(ref.col[k].end+ref.offset+ref.corr))
+			d = append(d, (r.col[k].EndNs+r.offset+r.corr)-(ref.col[k].EndNs+ref.offset+ref.corr))
 		}
 		slices.Sort(d)
 		c.ResidualNs = max(c.ResidualNs, abs64(d[len(d)/2]))
@@ -576,7 +390,7 @@ func (jr *JobResult) alignClocks(ranks []*rankIn) {
 		c.SpreadNs = max(c.SpreadNs, hi-lo)
 	}
 	c.MatchedRanks = len(ranks)
-	c.Note = fmt.Sprintf("each file's clock is shifted so that its %d collectives end, in median, when rank %d's do; the spread of the end differences left (P10–P90, %s) bounds the alignment error", n, ref.rank, fmtNs(c.SpreadNs))
+	c.Note = fmt.Sprintf("each file's clock is shifted so that its %d collectives end, in median, when rank %d's do; the spread of the end differences left (P10–P90, %s) bounds the alignment error", n, ref.rank, analyze.FormatNs(float64(c.SpreadNs)))
 }
 
 func abs64(v int64) int64 {
@@ -624,16 +438,16 @@ func (r *rankIn) colOverlap(lo, hi int64) int64 {
 		r.colMaxEnd = make([]int64, len(r.col))
 		m := int64(math.MinInt64)
 		for k, c := range r.col {
-			m = max(m, c.end)
+			m = max(m, c.EndNs)
 			r.colMaxEnd[k] = m
 		}
 	}
 	var ns int64
 	// Collectives starting before hi, walked back while any of those
 	// before could still end after lo.
-	k := sort.Search(len(r.col), func(k int) bool { return r.col[k].start >= hi }) - 1
+	k := sort.Search(len(r.col), func(k int) bool { return r.col[k].StartNs >= hi }) - 1
 	for ; k >= 0 && r.colMaxEnd[k] > lo; k-- {
-		if o := min(hi, r.col[k].end) - max(lo, r.col[k].start); o > 0 {
+		if o := min(hi, r.col[k].EndNs) - max(lo, r.col[k].StartNs); o > 0 {
 			ns += o
 		}
 	}
@@ -641,7 +455,7 @@ func (r *rankIn) colOverlap(lo, hi int64) int64 {
 }
 
 // episodeAt returns the storm episode of the rank overlapping [lo,hi) (rank clock).
-func (r *rankIn) episodeAt(lo, hi int64) *Episode {
+func (r *rankIn) episodeAt(lo, hi int64) *analyze.Episode {
 	for i := range r.res.Episodes {
 		e := &r.res.Episodes[i]
 		if e.StartNs < hi && e.EndNs > lo {
@@ -653,7 +467,7 @@ func (r *rankIn) episodeAt(lo, hi int64) *Episode {
 
 // matchCollectives matches the k-th collective of every rank, finds the
 // last to arrive, and attributes the others' wait to its storm.
-func (jr *JobResult) matchCollectives(ranks []*rankIn) {
+func (jr *Result) matchCollectives(ranks []*rankIn) {
 	jr.Attributions = []Attribution{}
 	if jr.Collective == "none" || len(ranks) < 2 {
 		return
@@ -677,7 +491,7 @@ func (jr *JobResult) matchCollectives(ranks []*rankIn) {
 	for k := 0; k < n; k++ {
 		arr := make([]int64, len(ranks))
 		for i, r := range ranks {
-			arr[i] = r.col[k].start + r.shift()
+			arr[i] = r.col[k].StartNs + r.shift()
 		}
 		late := 0
 		for i := range arr {
@@ -693,7 +507,7 @@ func (jr *JobResult) matchCollectives(ranks []*rankIn) {
 		}
 		lateNs := arr[late] - med
 		L := ranks[late]
-		step := L.stepAt(L.col[k].start)
+		step := L.stepAt(L.col[k].StartNs)
 		js := jr.step(step, ranks)
 		var waits []RankWait
 		var total int64
@@ -701,7 +515,7 @@ func (jr *JobResult) matchCollectives(ranks []*rankIn) {
 			if i == late {
 				continue
 			}
-			w := min(arr[late]-arr[i], r.col[k].end-r.col[k].start)
+			w := min(arr[late]-arr[i], r.col[k].EndNs-r.col[k].StartNs)
 			if w > 0 {
 				waits = append(waits, RankWait{Rank: r.rank, WaitNs: w})
 				total += w
@@ -715,15 +529,15 @@ func (jr *JobResult) matchCollectives(ranks []*rankIn) {
 		}
 		// The straggler's storm: an episode between its previous
 		// collective's end (or its step's start) and this arrival.
-		lo := L.col[k].start - int64(medStep)
+		lo := L.col[k].StartNs - int64(medStep)
 		if k > 0 {
-			lo = L.col[k-1].end
+			lo = L.col[k-1].EndNs
 		}
-		e := L.episodeAt(lo, L.col[k].start)
+		e := L.episodeAt(lo, L.col[k].StartNs)
 		if e == nil {
 			continue
 		}
-		a := Attribution{Step: step, Collective: L.col[k].name, Index: k, StragglerRank: L.rank, Episode: e.Index, LateNs: lateNs, WaitNs: total, Waiters: waits}
+		a := Attribution{Step: step, Collective: L.col[k].Name, Index: k, StragglerRank: L.rank, Episode: e.Index, LateNs: lateNs, WaitNs: total, Waiters: waits}
 		if step >= 0 {
 			for _, s := range L.res.Steps.Rows { // once per attribution
 				if s.Index == step {
@@ -733,7 +547,7 @@ func (jr *JobResult) matchCollectives(ranks []*rankIn) {
 		} else {
 			a.GPUFaults, a.CPUFaults = e.GPUFaults, e.CPUFaults
 		}
-		a.StallNs = L.stalledIn(lo, L.col[k].start)
+		a.StallNs = L.stalledIn(lo, L.col[k].StartNs)
 		jr.Attributions = append(jr.Attributions, a)
 		for _, w := range waits {
 			ranks[rankIndex(ranks, w.Rank)].waitOnOthers += w.WaitNs
@@ -765,7 +579,7 @@ func (r *rankIn) stalledIn(lo, hi int64) int64 {
 }
 
 // step returns the job step with index i (nil for -1 or a step no rank has).
-func (jr *JobResult) step(i int, _ []*rankIn) *JobStep {
+func (jr *Result) step(i int, _ []*rankIn) *Step {
 	if i < 0 {
 		return nil
 	}
@@ -774,7 +588,7 @@ func (jr *JobResult) step(i int, _ []*rankIn) *JobStep {
 
 // buildSteps makes the per-step table: step time per rank (steps matched
 // by index), the slowest rank, time in collectives per rank, storming ranks.
-func (jr *JobResult) buildSteps(ranks []*rankIn) {
+func (jr *Result) buildSteps(ranks []*rankIn) {
 	// Every rank's step rows by step index (then rank, then row), in one
 	// list: a counting sort when the indexes are dense (they number the
 	// steps), a stable sort otherwise. Maps of the indexes to lists cost
@@ -805,7 +619,7 @@ func (jr *JobResult) buildSteps(ranks []*rankIn) {
 	} else {
 		slices.SortStableFunc(refs, func(x, y ref) int { return cmp.Compare(x.idx, y.idx) })
 	}
-	jr.steps = make(map[int]*JobStep, len(refs)/max(len(ranks), 1)+1)
+	jr.steps = make(map[int]*Step, len(refs)/max(len(ranks), 1)+1)
 	var ds []int64
 	for g := 0; g < len(refs); {
 		i := refs[g].idx
@@ -815,7 +629,7 @@ func (jr *JobResult) buildSteps(ranks []*rankIn) {
 		}
 		group := refs[g:e]
 		g = e
-		js := &JobStep{Step: i, Ranks: len(group), LateRank: -1, CollectiveNs: make([]int64, len(ranks)), StormRanks: []int{}}
+		js := &Step{Step: i, Ranks: len(group), LateRank: -1, CollectiveNs: make([]int64, len(ranks)), StormRanks: []int{}}
 		ds = ds[:0]
 		for _, x := range group {
 			r := ranks[x.ri]
@@ -830,7 +644,7 @@ func (jr *JobResult) buildSteps(ranks []*rankIn) {
 				js.StormRanks = append(js.StormRanks, r.rank)
 			}
 		}
-		js.MedianNs = round1(medianOf(ds))
+		js.MedianNs = round1(analyze.Median(ds))
 		js.SkewNs = js.SlowestNs - int64(js.MedianNs)
 		jr.steps[i] = js
 		jr.Steps = append(jr.Steps, *js)
@@ -838,25 +652,25 @@ func (jr *JobResult) buildSteps(ranks []*rankIn) {
 }
 
 // finish fills the per-rank table, the stragglers and the verdict.
-func (jr *JobResult) finish(ranks []*rankIn) {
+func (jr *Result) finish(ranks []*rankIn) {
 	// matchCollectives updated the steps through the map.
 	for i := range jr.Steps {
 		jr.Steps[i] = *jr.steps[jr.Steps[i].Step]
 	}
 	if jr.Steps == nil {
-		jr.Steps = []JobStep{}
+		jr.Steps = []Step{}
 	}
-	jr.Ranks = make([]JobRank, len(ranks))
-	jr.Results = make([]*Result, len(ranks))
+	jr.Ranks = make([]Rank, len(ranks))
+	jr.Results = make([]*analyze.Result, len(ranks))
 	storming := []string{}
 	for i, r := range ranks {
 		res := r.res
-		row := JobRank{Rank: r.rank, RankSource: r.rankSrc, File: r.file, Pid: r.pid, Device: r.dev, Verdict: res.Verdict,
+		row := Rank{Rank: r.rank, RankSource: r.rankSrc, File: r.file, Pid: r.pid, Device: r.dev, Verdict: res.Verdict,
 			StormNs: res.Headline.StormTimeNs, Episodes: len(res.Episodes), GPUFaults: res.Headline.GPUFaults, CPUFaults: res.Headline.CPUFaults,
 			Steps: res.Steps.Count, StepP50Ns: res.Steps.Duration.Median, HostBlockedNs: res.Headline.BlockedNs, SyncP99Ns: res.Headline.SyncP99Ns,
 			Collectives: len(r.col), WaitOnOthersNs: r.waitOnOthers, CausedWaitNs: r.causedWait, ClockOffsetNs: r.offset, ClockCorrectionNs: r.corr}
 		for _, c := range r.col {
-			row.CollectiveNs += c.end - c.start
+			row.CollectiveNs += c.EndNs - c.StartNs
 		}
 		span := res.Steps.Duration.Total
 		if span == 0 {
@@ -867,7 +681,7 @@ func (jr *JobResult) finish(ranks []*rankIn) {
 		}
 		jr.Ranks[i] = row
 		jr.Results[i] = res
-		if res.Verdict == VerdictStorm {
+		if res.Verdict == analyze.VerdictStorm {
 			storming = append(storming, fmt.Sprint(r.rank))
 		}
 	}
@@ -901,24 +715,28 @@ func (jr *JobResult) finish(ranks []*rankIn) {
 	slices.SortFunc(jr.Stragglers, func(x, y Straggler) int { return cmp.Or(cmp.Compare(y.WaitNs, x.WaitNs), cmp.Compare(x.Rank, y.Rank)) })
 	switch {
 	case len(storming) > 0:
-		jr.Verdict = VerdictStorm
+		jr.Verdict = analyze.VerdictStorm
 		jr.Reason = fmt.Sprintf("storm on rank %s of %d", strings.Join(storming, ", "), len(ranks))
 		if len(jr.Stragglers) > 0 {
 			s := jr.Stragglers[0]
-			jr.Reason += fmt.Sprintf("; rank %d's storm delayed %d collectives: the other ranks waited %s for it", s.Rank, s.Collectives, fmtNs(s.WaitNs))
+			jr.Reason += fmt.Sprintf("; rank %d's storm delayed %d collectives: the other ranks waited %s for it", s.Rank, s.Collectives, analyze.FormatNs(float64(s.WaitNs)))
 		}
 	default:
-		jr.Verdict = VerdictNoStorm
+		jr.Verdict = analyze.VerdictNoStorm
 		jr.Reason = fmt.Sprintf("no storm on any of the %d ranks", len(ranks))
 		insufficient := 0
 		for _, r := range ranks {
-			if r.res.Verdict == VerdictInsufficient {
+			if r.res.Verdict == analyze.VerdictInsufficient {
 				insufficient++
 			}
 		}
 		if insufficient == len(ranks) {
-			jr.Verdict = VerdictInsufficient
+			jr.Verdict = analyze.VerdictInsufficient
 			jr.Reason = "insufficient data on every rank: " + ranks[0].res.Reason
 		}
 	}
 }
+
+func round1(v float64) float64 { return math.Round(v*10) / 10 }
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }

@@ -1,4 +1,4 @@
-package analyze_test
+package multirank_test
 
 import (
 	"bytes"
@@ -12,24 +12,31 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/umtrace/umtrace/analyze"
+	"github.com/umtrace/umtrace/analyze/multirank"
 	"github.com/umtrace/umtrace/ingest"
 	"github.com/umtrace/umtrace/ingest/nsys"
 	"github.com/umtrace/umtrace/ingest/testshared"
 	"github.com/umtrace/umtrace/synth"
 )
 
-func runJob(t *testing.T, paths []string) *analyze.JobResult {
+func runJob(t *testing.T, paths []string) *multirank.Result {
 	t.Helper()
-	var in []analyze.JobInput
+	var files []*analyze.File
+	opts := analyze.DefaultOptions()
+	opts.SplitProcesses = true
 	for _, p := range paths {
 		r, err := nsys.Open(p, nsys.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { r.Close() })
-		in = append(in, analyze.JobInput{Source: r})
+		f, err := analyze.AnalyzeFile(r, opts)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
 	}
-	jr, err := analyze.AnalyzeJob(in, analyze.DefaultOptions())
+	jr, err := multirank.Analyze(files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +45,7 @@ func runJob(t *testing.T, paths []string) *analyze.JobResult {
 
 // checkStraggler: the storm rank is named, only it storms, and the others'
 // waits in the storm steps are attributed to it.
-func checkStraggler(t *testing.T, jr *analyze.JobResult, stormRank int, wantSteps map[int]bool) {
+func checkStraggler(t *testing.T, jr *multirank.Result, stormRank int, wantSteps map[int]bool) {
 	t.Helper()
 	for _, r := range jr.Ranks {
 		if (r.Verdict == analyze.VerdictStorm) != (r.Rank == stormRank) {
@@ -296,8 +303,8 @@ func (c *countingSource) EstimateRows(t *ingest.Table) int64 { return c.src.Esti
 
 // TestJobOnePass: a file of four processes, analyzed whole and as a job of
 // its processes, reads each of its tables once (it read them twice when
-// the processes were split by a second pass), and Analyze with
-// SplitProcesses hands AnalyzeJob everything it needs (no further read).
+// the processes were split by a second pass), and its analyze.File hands
+// the job everything it needs (no further read).
 func TestJobOnePass(t *testing.T) {
 	r, err := nsys.Open(addressDiverse(t, 3, 80, 6, 5), nsys.Options{})
 	if err != nil {
@@ -306,17 +313,17 @@ func TestJobOnePass(t *testing.T) {
 	defer r.Close()
 	src := &countingSource{src: r, scans: map[string]int{}}
 	opts := analyze.DefaultOptions()
-	opts.SplitProcesses = true
-	whole, err := analyze.Analyze(src, opts)
+	opts.SplitProcesses, opts.SyncSamples = true, true
+	f, err := analyze.AnalyzeFile(src, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	jr, err := analyze.AnalyzeJob([]analyze.JobInput{{Source: src, Whole: whole}}, analyze.DefaultOptions())
+	jr, err := multirank.Analyze([]*analyze.File{f})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(jr.Ranks) != 4 || len(jr.Traces) != 1 || jr.Traces[0] != whole {
-		t.Fatalf("%d ranks, %d whole-file analyses (want 4, and the one given)", len(jr.Ranks), len(jr.Traces))
+	if len(jr.Ranks) != 4 || len(jr.Traces) != 1 || jr.Traces[0] != f.Whole || len(f.Sync) == 0 {
+		t.Fatalf("%d ranks, %d whole-file analyses (want 4, and the file's), samples of %d APIs", len(jr.Ranks), len(jr.Traces), len(f.Sync))
 	}
 	for _, tb := range []*ingest.Table{ingest.API, ingest.Kernel, ingest.Memcpy, ingest.Memset, ingest.Sync, ingest.GPUFault, ingest.CPUFault, ingest.NVTX} {
 		if n := src.scans[tb.Name]; n != 1 {

@@ -1,0 +1,48 @@
+package chunks
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestList pushes across block boundaries and reads the list back every
+// way it can be read.
+func TestList(t *testing.T) {
+	var l List[int]
+	var want []int
+	for i := range 3*BlockLen + 17 {
+		l.Push(i)
+		want = append(want, i)
+	}
+	if l.Len() != len(want) {
+		t.Fatalf("Len = %d, want %d", l.Len(), len(want))
+	}
+	bs := l.Blocks()
+	if len(bs[0]) != 64 || len(bs[len(bs)-2]) != BlockLen {
+		t.Errorf("block lengths %d ... %d, want 64 ... %d", len(bs[0]), len(bs[len(bs)-2]), BlockLen)
+	}
+	for _, b := range bs {
+		if cap(b) > BlockLen {
+			t.Fatalf("a block of capacity %d > BlockLen", cap(b))
+		}
+	}
+	if got := l.AppendTo(nil); !slices.Equal(got, want) {
+		t.Fatal("AppendTo differs")
+	}
+	var s List[int]
+	s.Share(&l)
+	s.Share(&l)
+	if s.Len() != 2*len(want) || !slices.Equal(s.AppendTo(nil), append(slices.Clone(want), want...)) {
+		t.Fatal("Share differs")
+	}
+	if got := l.DrainFrom([]int{-1}, 1, 3); !slices.Equal(got, append([]int{-1}, want[64+3:]...)) {
+		t.Fatal("DrainFrom differs")
+	}
+	if l.Len() != 0 || l.Blocks() != nil {
+		t.Fatal("a drained list is not empty")
+	}
+	var nilList *List[int]
+	if nilList.Len() != 0 || nilList.AppendTo(nil) != nil || nilList.DrainTo(nil) != nil {
+		t.Fatal("a nil list is not empty")
+	}
+}

@@ -1,0 +1,189 @@
+// Package radix holds analyze's radix sorts: SortByKey, an in-place
+// most-significant-digit sort of records by a 64-bit key, and Uints, a
+// least-significant-digit sort of unsigned integers with a second buffer,
+// which Floats and the API duration samples use. The lists they sort
+// (migrations, faults, host-blocking calls, GPU work, per-call durations)
+// reach hundreds of MB; comparison sorts of them were the largest part of
+// an analysis after the read.
+package radix
+
+import (
+	"math/bits"
+	"slices"
+	"unsafe"
+)
+
+// SortByKey sorts s by key ascending and, among equal keys, by tie: the
+// order slices.SortFunc gives with a comparator that compares key first
+// (elements equal under both may come out in either order). It is an
+// in-place most-significant-digit radix sort (American flag sort, 8 bits a
+// pass, starting at the highest bit in which keys differ), with no second
+// buffer. Input already in order is only checked.
+func SortByKey[T any](s []T, key func(*T) uint64, tie func(x, y T) int) {
+	// Keys are taken from elements in place: key(&x) of a copy x would
+	// move the copy to the heap, an allocation per comparison.
+	sorted := true
+	for i := 1; i < len(s); i++ {
+		if kp, k := key(&s[i-1]), key(&s[i]); kp > k || (kp == k && tie(s[i-1], s[i]) > 0) {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return
+	}
+	if len(s) <= 24 {
+		insertionSort(s, key, tie)
+		return
+	}
+	lo, hi := key(&s[0]), key(&s[0])
+	for i := range s {
+		k := key(&s[i])
+		lo, hi = min(lo, k), max(hi, k)
+	}
+	if lo == hi {
+		slices.SortFunc(s, tie)
+		return
+	}
+	top := 63 - bits.LeadingZeros64(lo^hi) // the highest bit that differs
+	flagSort(s, key, tie, max(top-7, 0))
+}
+
+// flagSort sorts s, whose keys agree above bit shift+7, by the 8-bit
+// digit at shift and then each digit's bucket by the bits below it.
+func flagSort[T any](s []T, key func(*T) uint64, tie func(x, y T) int, shift int) {
+	if len(s) <= 24 {
+		insertionSort(s, key, tie)
+		return
+	}
+	var count [256]int
+	for i := range s {
+		count[key(&s[i])>>shift&0xff]++
+	}
+	var next, end [256]int
+	at := 0
+	for d, n := range count {
+		next[d] = at
+		at += n
+		end[d] = at
+	}
+	for d := range 256 {
+		for next[d] < end[d] {
+			e := int(key(&s[next[d]]) >> shift & 0xff)
+			if e == d {
+				next[d]++
+				continue
+			}
+			s[next[d]], s[next[e]] = s[next[e]], s[next[d]]
+			next[e]++
+		}
+	}
+	from := 0
+	for _, n := range count {
+		b := s[from : from+n]
+		from += n
+		switch {
+		case n < 2:
+		case shift == 0:
+			slices.SortFunc(b, tie) // one key
+		default:
+			flagSort(b, key, tie, max(shift-8, 0))
+		}
+	}
+}
+
+// insertionSort sorts a short s by key, then tie.
+func insertionSort[T any](s []T, key func(*T) uint64, tie func(x, y T) int) {
+	for i := 1; i < len(s); i++ {
+		kv := key(&s[i]) // before the copy: &v would move v to the heap
+		v := s[i]
+		j := i
+		for ; j > 0; j-- {
+			kp := key(&s[j-1])
+			if kp < kv || (kp == kv && tie(s[j-1], v) <= 0) {
+				break
+			}
+			s[j] = s[j-1]
+		}
+		s[j] = v
+	}
+}
+
+// TimeKey maps an int64 time to a uint64 of the same order.
+func TimeKey(t int64) uint64 { return uint64(t) ^ 1<<63 }
+
+// digitBits is the width of Uints' digits: 3 passes for 32-bit values, 6
+// for 64-bit ones, each histogram small enough for the L1 cache.
+const digitBits = 11
+
+// Uints sorts a ascending, using b (at least as long) as the second
+// buffer, 11 bits a pass from the lowest, skipping digits every value
+// shares; it reports whether the result is in a (else it is in b[:len(a)]).
+func Uints[K uint32 | uint64](a, b []K) (inA bool) {
+	if len(a) == 0 {
+		return true
+	}
+	passes := (int(unsafe.Sizeof(a[0]))*8 + digitBits - 1) / digitBits
+	var hist [6][1 << digitBits]int
+	for _, v := range a {
+		for p := 0; p < passes; p++ {
+			hist[p][v>>(p*digitBits)&(1<<digitBits-1)]++
+		}
+	}
+	src, dst := a, b[:len(a)]
+	inA = true
+	for p := 0; p < passes; p++ {
+		h := &hist[p]
+		if h[src[0]>>(p*digitBits)&(1<<digitBits-1)] == len(a) {
+			continue // every value has this digit
+		}
+		sum := 0
+		for i, c := range h {
+			h[i] = sum
+			sum += c
+		}
+		for _, v := range src {
+			d := v >> (p * digitBits) & (1<<digitBits - 1)
+			dst[h[d]] = v
+			h[d]++
+		}
+		src, dst = dst, src
+		inA = !inA
+	}
+	return inA
+}
+
+// Floats sorts f in place, as slices.Sort does for values without NaN:
+// short slices by slices.Sort, longer ones by Uints on keys of the IEEE
+// bits (math.Float64bits) with the same order (made in place and turned back after), so
+// durations sort in a few linear passes instead of n log n comparisons.
+// scratch, if long enough, is used as the second buffer.
+func Floats(f, scratch []float64) {
+	n := len(f)
+	if n < 1<<12 {
+		slices.Sort(f)
+		return
+	}
+	if len(scratch) < n {
+		scratch = make([]float64, n)
+	}
+	u := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(f))), n)
+	s := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(scratch))), n)
+	for i, b := range u {
+		if b>>63 != 0 {
+			u[i] = ^b
+		} else {
+			u[i] = b | 1<<63
+		}
+	}
+	if !Uints(u, s) {
+		copy(u, s)
+	}
+	for i, k := range u {
+		if k>>63 != 0 {
+			u[i] = k &^ (1 << 63)
+		} else {
+			u[i] = ^k
+		}
+	}
+}

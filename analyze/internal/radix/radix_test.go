@@ -1,0 +1,116 @@
+package radix
+
+import (
+	"cmp"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestSortByKey compares SortByKey with slices.SortFunc under the same
+// order (key, then tie) on keys of several spreads, with many ties.
+func TestSortByKey(t *testing.T) {
+	type rec struct {
+		k   int64
+		tie int32
+		id  int // distinguishes elements equal under the order
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	gens := map[string]func() int64{
+		"times":    func() int64 { return 1_700_000_000_000_000_000 + rng.Int64N(1e10) },
+		"negative": func() int64 { return rng.Int64N(1e6) - 5e5 },
+		"few":      func() int64 { return rng.Int64N(4) },
+		"wide":     func() int64 { return int64(rng.Uint64()) },
+		"one":      func() int64 { return 42 },
+	}
+	key := func(r *rec) uint64 { return TimeKey(r.k) }
+	tie := func(x, y rec) int { return cmp.Compare(x.tie, y.tie) }
+	order := func(x, y rec) int { return cmp.Or(cmp.Compare(x.k, y.k), tie(x, y)) }
+	for name, gen := range gens {
+		for _, n := range []int{0, 1, 50, 1000, 5000, 100000} {
+			s := make([]rec, n)
+			for i := range s {
+				s[i] = rec{gen(), int32(rng.IntN(3)), i}
+			}
+			want := slices.Clone(s)
+			slices.SortStableFunc(want, order)
+			SortByKey(s, key, tie)
+			if !slices.IsSortedFunc(s, order) {
+				t.Fatalf("%s n=%d: not sorted", name, n)
+			}
+			// The same elements: sorted by order then id, both agree.
+			byID := func(x, y rec) int { return cmp.Or(order(x, y), cmp.Compare(x.id, y.id)) }
+			slices.SortFunc(s, byID)
+			slices.SortFunc(want, byID)
+			if !slices.Equal(s, want) {
+				t.Fatalf("%s n=%d: the elements differ", name, n)
+			}
+		}
+	}
+}
+
+// TestFloats checks the radix sort against slices.Sort on durations
+// and on values of every sign and magnitude.
+func TestFloats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	gens := map[string]func() float64{
+		"durations":  func() float64 { return float64(rng.Uint32() >> rng.IntN(32)) },
+		"mixed sign": func() float64 { return (rng.Float64() - 0.5) * math.Pow(10, float64(rng.IntN(40)-20)) },
+		"few values": func() float64 { return float64(rng.IntN(3)) },
+		"huge":       func() float64 { return float64(rng.Int64()) * 1e10 },
+		"infinities": func() float64 { return math.Inf(rng.IntN(3) - 1) },
+	}
+	for name, gen := range gens {
+		for _, n := range []int{0, 1, 100, 5000, 100000} {
+			f := make([]float64, n)
+			for i := range f {
+				f[i] = gen()
+			}
+			want := slices.Clone(f)
+			slices.Sort(want)
+			Floats(f, nil)
+			if !slices.Equal(f, want) {
+				t.Errorf("%s n=%d: radix sort differs from slices.Sort", name, n)
+			}
+		}
+	}
+}
+
+// TestUints checks both widths against slices.Sort, including inputs
+// that share digits (skipped passes) and the buffer the result ends in.
+func TestUints(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 7, 5000, 70000} {
+		for _, shift := range []int{0, 11, 21, 31} {
+			a := make([]uint32, n)
+			for i := range a {
+				a[i] = rng.Uint32() >> shift
+			}
+			want := slices.Clone(a)
+			slices.Sort(want)
+			b := make([]uint32, n)
+			got := b
+			if Uints(a, b) {
+				got = a
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("uint32 n=%d shift=%d: differs from slices.Sort", n, shift)
+			}
+			a64 := make([]uint64, n)
+			for i := range a64 {
+				a64[i] = rng.Uint64() >> (2 * shift)
+			}
+			want64 := slices.Clone(a64)
+			slices.Sort(want64)
+			b64 := make([]uint64, n)
+			got64 := b64
+			if Uints(a64, b64) {
+				got64 = a64
+			}
+			if !slices.Equal(got64, want64) {
+				t.Fatalf("uint64 n=%d shift=%d: differs from slices.Sort", n, shift)
+			}
+		}
+	}
+}
