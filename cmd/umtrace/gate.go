@@ -10,6 +10,7 @@ import (
 
 	"github.com/umtrace/umtrace/analyze/gate"
 	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
+	"github.com/umtrace/umtrace/internal/outfile"
 	"github.com/umtrace/umtrace/report"
 )
 
@@ -69,9 +70,15 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 		}
 		*out.path = *summary
 	}
-	format, err := out.resolve(fs.Args()...)
+	inputs := slices.Concat(fs.Args(), []string{*baseline, *config})
+	format, err := out.resolve(inputs...)
 	if err != nil {
 		return err
+	}
+	if *junit != "" {
+		if err := outfile.CheckInputs(*junit, inputs...); err != nil {
+			return usageErr("--junit %v; refusing to overwrite it", err)
+		}
 	}
 	opts, err := af.options()
 	if err != nil {
@@ -150,7 +157,7 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 		if err := report.WriteGateJUnit(&x, &o); err != nil {
 			return internal(err)
 		}
-		if err := job.WriteFileAtomic(*junit, x.Bytes()); err != nil {
+		if err := outfile.Write(*junit, stdout, x.Bytes()); err != nil {
 			return internal(err)
 		}
 	}
