@@ -289,4 +289,3 @@ func TestRedactSignal(t *testing.T) {
 		t.Errorf("SIGTERM while redacting: exit %d, left %v", code, ents)
 	}
 }
-
