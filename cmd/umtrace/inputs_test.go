@@ -127,3 +127,34 @@ func TestFIFOInput(t *testing.T) {
 		t.Error("the FIFO input changed")
 	}
 }
+
+// TestBatchCSVFormulaName: a trace named =1+2.sqlite reaches summary.csv
+// as text a spreadsheet does not evaluate, and the trace's step time,
+// which it lacks, is an empty cell.
+func TestBatchCSVFormulaName(t *testing.T) {
+	dir := t.TempDir()
+	copyTrace(t, "um_pingpong_prefetch", dir, "=1+2.sqlite")
+	out := t.TempDir()
+	if code, _, stderr := archRun("batch", dir, "--out-dir", out, "-q"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	recs := readCSV(t, filepath.Join(out, "summary.csv"))
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want header + 1", len(recs))
+	}
+	row := map[string]string{}
+	for i, h := range recs[0] {
+		row[h] = recs[1][i]
+	}
+	for h, v := range row {
+		if v != "" && strings.ContainsRune("=+-@\t\r", rune(v[0])) {
+			t.Errorf("%s cell %q starts a formula", h, v)
+		}
+	}
+	if row["file"] != "'=1+2.sqlite" || row["trace_id"] != "_1_2" { // ids are sanitized
+		t.Errorf("trace_id %q, file %q: want _1_2 and the name quoted", row["trace_id"], row["file"])
+	}
+	if row["verdict"] != "no_storm" || row["episodes"] != "0" || row["worst_episode_ns"] != "" || row["duration_ns"] == "" {
+		t.Errorf("figures: %v", row)
+	}
+}

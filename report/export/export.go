@@ -196,14 +196,14 @@ func SchemaDoc() string {
 	}
 	var rows [][]report.Inline
 	for _, c := range report.SummaryColumnDocs {
-		if c[0] == "trace" {
+		if c[0] == "trace_id" {
 			continue
 		}
 		idx := report.SummarySchemaNoID.FieldIndices(c[0])[0]
 		rows = append(rows, []report.Inline{report.C(c[0]), report.T(report.SummarySchemaNoID.Field(idx).Type.String()), report.T("no"), report.T(c[1])})
 	}
 	d.Blocks = append(d.Blocks, report.Heading{Level: 2, Text: report.T(SummaryTable)},
-		report.Para{Text: report.T("One row per trace: umtrace's analysis with default options (see docs/json.md for the full report). The same columns as the batch summary (summary.csv, summary.parquet), which adds trace.")},
+		report.Para{Text: report.T("One row per trace: umtrace's analysis with default options (see docs/json.md for the full report). The same columns as the batch summary (summary.csv, summary.parquet), which adds trace_id (here the partition key).")},
 		report.Table{Head: []string{"column", "type", "nullable", "meaning"}, Rows: rows})
 	report.Render(&b, d, "md")
 	return strings.TrimRight(b.String(), "\n") + "\n"
