@@ -80,7 +80,12 @@ func cmdAnalyze(stdout, stderr io.Writer, args []string) error {
 		// One file, several CUDA processes: the ranks of a job.
 		return analyzeJob(stdout, fs.Args(), af.opener(), opts, out, *failOnStorm, res)
 	}
-	if err := out.stream(stdout, func(w io.Writer) error { return report.Generate(w, res, format) }); err != nil {
+	gen := func(w io.Writer) error { return report.Generate(w, res, format) }
+	if format == "text" {
+		// The closing hint repeats the path as given, so it runs.
+		gen = func(w io.Writer) error { return report.Render(w, report.TerminalDocFor(res, path), "text") }
+	}
+	if err := out.stream(stdout, gen); err != nil {
 		return err
 	}
 	if *failOnStorm && res.Verdict == analyze.VerdictStorm {
