@@ -39,9 +39,9 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 	help := map[string]string{
 		"max-fault-rate":             "max UM page faults (GPU+CPU) per second (default 120; off disables)",
 		"max-fault-latency-per-page": "max GPU page-fault latency per faulting page, e.g. 45us (default 45us)",
-		"max-storm-share":            "max storm time / trace duration, 0..100% or 0..1, e.g. 5% (default 5%)",
+		"max-storm-share":            "max storm time / trace duration in percent, 0..100: 5 and 5% are 5 % (default 5%)",
 		"max-sync-p99":               "max P99 of host-blocking calls, e.g. 20ms (default off)",
-		"max-regression":             "with --baseline: max growth of each metric over the baseline (default 10%; off disables)",
+		"max-regression":             "with --baseline: max growth of each metric over the baseline in percent: 10 and 10% are 10 % (default 10%; off disables)",
 	}
 	vals := map[string]*string{}
 	for _, k := range gate.Keys {
