@@ -53,9 +53,9 @@ func (o Opener) SQLite(path string) (string, error) {
 		return "", &Error{ExitUsage, fmt.Errorf("%s: --nsys: %w", path, err)}
 	}
 	if bin == "" {
-		return "", &Error{ExitBadInput, fmt.Errorf("%s: reading %s files needs Nsight Systems' nsys: install it, pass --nsys PATH "+
-			"(or set UMTRACE_NSYS), or export by hand: nsys export --type sqlite --output %s %s",
-			path, filepath.Ext(path), strings.TrimSuffix(path, filepath.Ext(path))+".sqlite", path)}
+		return "", &Error{ExitBadInput, fmt.Errorf("%s: no nsys to read it (install Nsight Systems, --nsys PATH or UMTRACE_NSYS); "+
+			"or export by hand: nsys export --type sqlite --output %s %s",
+			path, strings.TrimSuffix(path, filepath.Ext(path))+".sqlite", path)}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", &Error{ExitInternal, fmt.Errorf("%s: cache for nsys exports: %w", path, err)}
