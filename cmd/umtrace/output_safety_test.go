@@ -289,3 +289,36 @@ func TestRedactSignal(t *testing.T) {
 		t.Errorf("SIGTERM while redacting: exit %d, left %v", code, ents)
 	}
 }
+
+// TestSynthSpecialOutputs: synth's OUT follows the output rules: a
+// symlink's target is replaced (the link stays), a FIFO gets the trace's
+// bytes, an existing file needs --force, and no scratch file is left.
+func TestSynthSpecialOutputs(t *testing.T) {
+	dir, real, link, fifo, dev, devLink := specialOutputs(t)
+	plain := filepath.Join(t.TempDir(), "plain.sqlite")
+	args := []string{"--steps", "30", "--episodes", "1", "--decoys", "0", "-q"}
+	if code, _, stderr := archRun(append([]string{"synth", plain}, args...)...); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want, _ := os.ReadFile(plain)
+	if code, _, stderr := archRun(append([]string{"synth", plain}, args...)...); code != exitUsage || !strings.Contains(stderr, "--force") {
+		t.Errorf("existing OUT without --force: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := archRun(append([]string{"synth", link, "--force"}, args...)...); code != exitOK {
+		t.Fatalf("OUT link: exit %d: %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(real); !bytes.Equal(b, want) {
+		t.Errorf("the link's target does not hold the trace (%d bytes, want %d)", len(b), len(want))
+	}
+	got := drain(fifo)
+	if code, _, stderr := archRun(append([]string{"synth", fifo}, args...)...); code != exitOK {
+		t.Fatalf("OUT FIFO: exit %d: %s", code, stderr)
+	}
+	if b := received(t, got); !bytes.Equal(b, want) {
+		t.Errorf("the FIFO's reader got %d bytes, want %d", len(b), len(want))
+	}
+	os.Remove(link + ".truth.json")
+	os.Remove(fifo + ".truth.json")
+	os.Remove(real + ".truth.json")
+	checkSpecialOutputs(t, dir, link, fifo, dev, devLink)
+}

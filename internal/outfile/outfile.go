@@ -137,6 +137,14 @@ func magic(p string) bool {
 	return p == "/proc" || strings.HasPrefix(p, "/proc/") || p == "/dev/fd" || strings.HasPrefix(p, "/dev/fd/")
 }
 
+// Through reports whether name is written through rather than replaced:
+// "-", a device, FIFO or other non-regular file, or a name that reaches
+// one through /proc or /dev/fd.
+func Through(name string) bool {
+	t, err := resolve(name)
+	return err == nil && t.kind != replace
+}
+
 // Check classifies name the way Write would and returns the error Write
 // would give before writing anything (a directory, a symlink loop).
 func Check(name string) error {
