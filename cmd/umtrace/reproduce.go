@@ -227,15 +227,17 @@ func recordScenario(log io.Writer, nsys, scenario string, size, steps int, out s
 }
 
 func reproduceValidate(stdout, stderr io.Writer, out, nsysFlag string, size, steps, device int) error {
+	// No device first: exit 3 like every scenario, whether nsys is there
+	// or not.
+	if err := reproducer.Available(); err != nil {
+		return badInput(err)
+	}
 	nsys, err := reproducer.FindNsys(nsysFlag)
 	if err != nil {
 		return usageErr("%v", err)
 	}
 	if nsys == "" {
 		return usageErr("--validate needs nsys: put it on PATH or pass --nsys")
-	}
-	if err := reproducer.Available(); err != nil {
-		return badInput(err)
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return internal(fmt.Errorf("output directory: %w", err))

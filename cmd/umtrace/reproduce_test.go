@@ -94,4 +94,13 @@ func TestReproduceNoGPUMulti(t *testing.T) {
 			t.Errorf("%s: exit %d, want %d: %s", s.Name, code, exitBadInput, stderr)
 		}
 	}
+	for _, args := range [][]string{
+		{"reproduce", "--validate", "--nsys", "/bin/true", "--out-dir", t.TempDir()},
+		{"reproduce", "--scenario", "race", "--sanitizer", "racecheck", "--out-dir", t.TempDir()},
+		{"reproduce", "--scenario", "oom", "--no-nsys", "--out-dir", t.TempDir()},
+	} {
+		if code, _, stderr := archRun(args...); code != exitBadInput || !strings.Contains(stderr, "no CUDA device") {
+			t.Errorf("%v: exit %d, want %d: %s", args, code, exitBadInput, stderr)
+		}
+	}
 }
