@@ -274,8 +274,38 @@ func TestRedactSignal(t *testing.T) {
 			t.Errorf("%v while placing: left in TMPDIR: %v", sig, ents)
 		}
 	}
+	// SIGKILL cannot be caught: the scratch directory stays (mode 0700,
+	// a hidden name), and the next run that writes there removes it.
+	tmp := t.TempDir()
+	fifo := filepath.Join(t.TempDir(), "out.sqlite")
+	syscall.Mkfifo(fifo, 0o600)
+	cmd := child(tmp, "redact", in, fifo, "-q")
+	if !waitScratch(tmp, 1) {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("no scratch directory appeared in TMPDIR")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	left, _ := filepath.Glob(filepath.Join(tmp, outfile.TempPrefix+"*"))
+	if len(left) != 1 {
+		t.Fatalf("after SIGKILL: %v", left)
+	}
+	if st, _ := os.Stat(left[0]); st.Mode().Perm() != 0o700 {
+		t.Errorf("scratch directory mode %v, want 0700", st.Mode().Perm())
+	}
+	t.Setenv("TMPDIR", tmp)
+	got := drain(fifo)
+	if code, _, stderr := archRun("redact", in, fifo, "-q"); code != exitOK {
+		t.Fatalf("redact after SIGKILL: exit %d: %s", code, stderr)
+	}
+	received(t, got)
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("the next run left the killed run's scratch: %v", ents)
+	}
+
 	dir := t.TempDir()
-	cmd := child(t.TempDir(), "redact", in, filepath.Join(dir, "out.sqlite"), "-q")
+	cmd = child(t.TempDir(), "redact", in, filepath.Join(dir, "out.sqlite"), "-q")
 	waitScratch(dir, 0)
 	cmd.Process.Signal(syscall.SIGTERM)
 	cmd.Wait()

@@ -371,3 +371,30 @@ func TestSignalRemovesTemps(t *testing.T) {
 		noTemps(t, dir)
 	}
 }
+
+// TestWriteProcLink: a link through /proc/self/fd (what /dev/stdout is)
+// to a regular file is written through, appended to, never replaced: the
+// shell's redirection keeps its file and the link stays a link.
+func TestWriteProcLink(t *testing.T) {
+	dir := t.TempDir()
+	f, err := os.OpenFile(filepath.Join(dir, "redirected.txt"), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.WriteString("before\n")
+	link := filepath.Join(dir, "stdout")
+	if err := os.Symlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), link); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(link, nil, []byte("report\n")); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Error("the link was replaced")
+	}
+	if b, _ := os.ReadFile(f.Name()); string(b) != "before\nreport\n" {
+		t.Errorf("the redirected file holds %q", b)
+	}
+	noTemps(t, dir)
+}
