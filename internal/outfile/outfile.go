@@ -153,7 +153,7 @@ func Check(name string) error {
 }
 
 // Write puts data in the file name (see the package comment); "-" is
-// std.
+// std (os.Stdout when nil).
 func Write(name string, std io.Writer, data []byte) error {
 	return WriteFunc(name, std, func(w io.Writer) error {
 		_, err := w.Write(data)
@@ -175,6 +175,9 @@ func WriteFunc(name string, std io.Writer, gen func(io.Writer) error) error {
 			return err
 		}
 		return bw.Flush()
+	}
+	if std == nil {
+		std = os.Stdout
 	}
 	switch t.kind {
 	case stdout:
@@ -315,6 +318,9 @@ func Place(src, name string, std io.Writer) error {
 		defer f.Close()
 		_, err = io.Copy(w, f)
 		return err
+	}
+	if std == nil {
+		std = os.Stdout
 	}
 	switch t.kind {
 	case stdout:
