@@ -324,7 +324,16 @@ func sanitizerSection(d *Doc, r *analyze.Result) {
 }
 
 // TerminalDoc is the terminal summary of one analysis (the text format).
+// Its last line is a command that writes the full report, naming the
+// trace by its file name (TerminalDocFor names it as the user did).
 func TerminalDoc(r *analyze.Result) *Doc {
+	return TerminalDocFor(r, r.Trace.File)
+}
+
+// TerminalDocFor is TerminalDoc whose closing hint names the trace by
+// path, the argument the user gave, quoted for a POSIX shell when it
+// needs to be, so the hint runs from where the user ran umtrace.
+func TerminalDocFor(r *analyze.Result, path string) *Doc {
 	d := &Doc{Title: "umtrace: " + r.Trace.File}
 	h := r.Headline
 	t0 := r.Trace.StartNs
@@ -389,8 +398,30 @@ func TerminalDoc(r *analyze.Result) *Doc {
 		d.add(List{items})
 	}
 	warnings(d, r)
-	d.add(Para{Text: T("Full report: bin/umtrace analyze " + r.Trace.File + " -o report.md (or -o report.html)")})
+	d.add(Para{Text: T("Full report: bin/umtrace analyze " + ShellQuote(path) + " -o report.md (or -o report.html)")})
 	return d
+}
+
+// ShellQuote quotes s for a POSIX shell: as is when it holds only
+// characters no shell treats specially, else in single quotes.
+func ShellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	safe := true
+	for _, c := range []byte(s) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_-./+,:@%", c) >= 0) {
+			safe = false
+			break
+		}
+	}
+	if safe && s[0] != '-' {
+		return s
+	}
+	if s[0] == '-' {
+		s = "./" + s // never taken for a flag
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // startupLine describes the CUDA start-up calls left out of the headline,

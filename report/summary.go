@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -106,7 +107,10 @@ func SortSummaryRows(rows []SummaryRow) {
 // WriteSummaryCSV writes the summary as CSV: one row per trace, failures
 // included with verdict "error" and the reason; the columns are the
 // summary schema's (SummaryColumnDocs), as in summary.parquet and the
-// export's summary table.
+// export's summary table. A text cell that a spreadsheet would run as a
+// formula is neutralized (CSVText); a value the trace does not have (every
+// figure of a failed trace, the step time without steps, the worst
+// episode without episodes) is an empty cell, not 0.
 func WriteSummaryCSV(w io.Writer, rows []SummaryRow) error {
 	cw := csv.NewWriter(w)
 	var head []string
@@ -120,9 +124,12 @@ func WriteSummaryCSV(w io.Writer, rows []SummaryRow) error {
 		vals := r.values()
 		rec := make([]string, len(head))
 		for i, h := range head {
+			if r.missing(h) {
+				continue
+			}
 			switch v := vals[h].(type) {
 			case string:
-				rec[i] = Visible(v)
+				rec[i] = CSVText(v)
 			case int64:
 				rec[i] = strconv.FormatInt(v, 10)
 			case float64:
@@ -137,6 +144,42 @@ func WriteSummaryCSV(w io.Writer, rows []SummaryRow) error {
 	return cw.Error()
 }
 
+// missing reports whether column h has no value for r: every figure of
+// a failed trace, the step time of a trace without NVTX steps, the worst
+// episode of a trace without episodes. Text columns are never missing.
+func (r SummaryRow) missing(h string) bool {
+	switch h {
+	case "trace_id", "file", "sha256", "verdict", "reason", "umtrace_version":
+		return false
+	}
+	switch {
+	case r.Verdict == VerdictError:
+		return true
+	case h == "step_p50_ns":
+		return r.StepP50Ns == 0
+	case h == "worst_episode_ns", h == "worst_episode_start_s":
+		return r.Episodes == 0
+	}
+	return false
+}
+
+// CSVText is a CSV text cell for s: its control characters made visible
+// (Visible) and, when s or that starts with =, +, -, @, TAB or CR, a
+// leading single quote, so a spreadsheet shows it as text instead of
+// running it as a formula (OWASP "CSV injection"). Numbers are written as
+// numbers, so a negative figure stays one.
+func CSVText(s string) string {
+	v := Visible(s)
+	if formulaStart(s) || formulaStart(v) {
+		return "'" + v
+	}
+	return v
+}
+
+func formulaStart(s string) bool {
+	return s != "" && strings.IndexByte("=+-@\t\r", s[0]) >= 0
+}
+
 // SummarySchema is the Arrow schema of the Parquet summary (and of the
 // export's summary table). The trace id is a column here; in an export
 // it is the Hive partition key instead (see SummarySchemaNoID).
@@ -147,13 +190,13 @@ var SummarySchemaNoID = summarySchema(false)
 
 // SummaryColumnDocs documents each summary column, in schema order.
 var SummaryColumnDocs = [][2]string{
-	{"trace", "trace id (file base name, sanitized; plus a hash prefix when names clash)"},
+	{"trace_id", "trace id (file base name, sanitized; plus a hash prefix when names clash)"},
 	{"verdict", "storm, insufficient_data, no_storm, or error"},
 	{"storm_time_ns", "time covered by storm episodes"},
 	{"storm_share", "storm time / trace duration"},
 	{"episodes", "storm episodes"},
-	{"worst_episode_ns", "duration of the longest storm episode (0 without)"},
-	{"worst_episode_start_s", "its start, seconds from the trace start"},
+	{"worst_episode_ns", "duration of the longest storm episode (0 without; an empty cell in CSV)"},
+	{"worst_episode_start_s", "its start, seconds from the trace start (0 without; an empty cell in CSV)"},
 	{"duration_ns", "trace duration"},
 	{"blocked_share", "host-blocking time / trace duration"},
 	{"sync_p99_ns", "P99 of host-blocking call durations"},
@@ -162,7 +205,7 @@ var SummaryColumnDocs = [][2]string{
 	{"cpu_faults", "CPU page faults"},
 	{"migrated_bytes", "UM bytes migrated"},
 	{"demand_migrated_bytes", "UM bytes migrated by faults (page fault, speculative prefetch, eviction)"},
-	{"step_p50_ns", "median step time (0 without NVTX steps)"},
+	{"step_p50_ns", "median step time (0 without NVTX steps; an empty cell in CSV)"},
 	{"file", "file base name"},
 	{"sha256", "SHA-256 of the file's content"},
 	{"umtrace_version", "umtrace version that analyzed the trace"},
@@ -175,14 +218,14 @@ func summarySchema(withID bool) *arrow.Schema {
 	for _, d := range SummaryColumnDocs {
 		var t arrow.DataType
 		switch d[0] {
-		case "trace", "file", "sha256", "verdict", "reason", "umtrace_version":
+		case "trace_id", "file", "sha256", "verdict", "reason", "umtrace_version":
 			t = arrow.BinaryTypes.String
 		case "storm_share", "blocked_share", "sync_p99_ns", "faults_per_sec", "step_p50_ns", "worst_episode_start_s":
 			t = arrow.PrimitiveTypes.Float64
 		default:
 			t = arrow.PrimitiveTypes.Int64
 		}
-		if d[0] == "trace" && !withID {
+		if d[0] == "trace_id" && !withID {
 			continue
 		}
 		fields = append(fields, arrow.Field{Name: d[0], Type: t})
@@ -193,7 +236,7 @@ func summarySchema(withID bool) *arrow.Schema {
 // values maps the summary's column names to r's values.
 func (r SummaryRow) values() map[string]any {
 	return map[string]any{
-		"trace": r.Trace, "file": r.File, "sha256": r.SHA256, "verdict": r.Verdict, "reason": r.Reason,
+		"trace_id": r.Trace, "file": r.File, "sha256": r.SHA256, "verdict": r.Verdict, "reason": r.Reason,
 		"duration_ns": r.DurationNs, "storm_time_ns": r.StormTimeNs, "storm_share": r.StormShare,
 		"episodes": r.Episodes, "worst_episode_ns": r.WorstEpisodeNs, "worst_episode_start_s": r.WorstEpisodeAt,
 		"blocked_share": r.BlockedShare, "sync_p99_ns": r.SyncP99Ns, "faults_per_sec": r.FaultsPerSec,

@@ -6,6 +6,7 @@ package gate
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,14 +50,20 @@ var OldKeys = map[string]string{"max-migration-latency-per-page": "max-fault-lat
 
 // Set parses value for key: a number for max-fault-rate; a duration
 // (45us, 2ms) for max-fault-latency-per-page and max-sync-p99; a
-// fraction (0.05) or percentage (5%) for max-storm-share and
-// max-regression. "off" disables any of them.
+// percentage, with or without % (5 and 5% are 5 %), for max-storm-share
+// and max-regression. "off" disables any of them.
 func (t *Thresholds) Set(key, value string) error {
 	k := strings.ReplaceAll(key, "_", "-")
 	if nk, ok := OldKeys[k]; ok {
 		k = nk
 	}
-	number := func(v string) (float64, error) { return strconv.ParseFloat(v, 64) }
+	number := func(v string) (float64, error) {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, fmt.Errorf("want a number such as 120")
+		}
+		return f, nil
+	}
 	fields := map[string]struct {
 		p     *float64
 		parse func(string) (float64, error)
@@ -64,8 +71,8 @@ func (t *Thresholds) Set(key, value string) error {
 		"max-fault-rate":             {&t.MaxFaultRate, number},
 		"max-fault-latency-per-page": {&t.MaxFaultNsPerPage, parseDur},
 		"max-sync-p99":               {&t.MaxSyncP99Ns, parseDur},
-		"max-storm-share":            {&t.MaxStormShare, ParseFraction},
-		"max-regression":             {&t.MaxRegression, ParseFraction},
+		"max-storm-share":            {&t.MaxStormShare, ParsePercent},
+		"max-regression":             {&t.MaxRegression, ParsePercent},
 	}
 	fd, ok := fields[k]
 	if !ok {
@@ -82,7 +89,7 @@ func (t *Thresholds) Set(key, value string) error {
 	case f < 0:
 		err = fmt.Errorf("negative: want a value ≥ 0, or off")
 	case f > 1 && k == "max-storm-share":
-		err = fmt.Errorf("out of range: want 0..100%% (0..1), or off")
+		err = fmt.Errorf("out of range: want 0..100%%, or off")
 	}
 	if err != nil {
 		return fmt.Errorf("threshold %s=%q: %v", key, value, err)
@@ -92,7 +99,7 @@ func (t *Thresholds) Set(key, value string) error {
 }
 
 func parseDur(v string) (float64, error) {
-	if f, err := strconv.ParseFloat(v, 64); err == nil {
+	if f, err := strconv.ParseFloat(v, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
 		return f, nil // bare numbers are ns
 	}
 	d, err := time.ParseDuration(v)
@@ -102,20 +109,16 @@ func parseDur(v string) (float64, error) {
 	return float64(d.Nanoseconds()), nil
 }
 
-// ParseFraction parses "0.1" or "10%".
-func ParseFraction(v string) (float64, error) {
-	if p, ok := strings.CutSuffix(v, "%"); ok {
-		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
-		if err != nil {
-			return 0, fmt.Errorf("want a fraction (0.1) or percentage (10%%)")
-		}
-		return f / 100, nil
+// ParsePercent parses a share given in percent, with or without the
+// sign: "5", "5%" and "5 %" are 5 % and "0.5" is 0.5 %. It returns the
+// fraction (0.05).
+func ParsePercent(v string) (float64, error) {
+	p := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "%"))
+	f, err := strconv.ParseFloat(p, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("want a percentage such as 5 or 5%%")
 	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil {
-		return 0, fmt.Errorf("want a fraction (0.1) or percentage (10%%)")
-	}
-	return f, nil
+	return f / 100, nil
 }
 
 // ParseConfig reads a config file: either a JSON object mapping keys to

@@ -19,7 +19,7 @@ func TestConfigFormats(t *testing.T) {
 	}
 	th = Defaults
 	b, err = ParseConfig([]byte(`{"max-fault-rate": 10, "max-storm-share": 0.1, "max-sync-p99": "off", "baseline": "x.sqlite"}`), &th)
-	if err != nil || th.MaxFaultRate != 10 || th.MaxStormShare != 0.1 || th.MaxSyncP99Ns != Off || b != "x.sqlite" || th.MaxFaultNsPerPage != Defaults.MaxFaultNsPerPage {
+	if err != nil || th.MaxFaultRate != 10 || th.MaxStormShare != 0.001 || th.MaxSyncP99Ns != Off || b != "x.sqlite" || th.MaxFaultNsPerPage != Defaults.MaxFaultNsPerPage {
 		t.Errorf("json: %+v %q %v", th, b, err)
 	}
 	// The former key name still sets the latency limit.
@@ -27,7 +27,7 @@ func TestConfigFormats(t *testing.T) {
 	if _, err := ParseConfig([]byte("max-migration-latency-per-page = 70us"), &th); err != nil || th.MaxFaultNsPerPage != 70000 {
 		t.Errorf("old key: %+v %v", th, err)
 	}
-	for _, bad := range []string{"nokey", "max-fault-rate=abc", "unknown=1", "max-storm-share=-1", `{"max-fault-rate": true}`, "{bad json"} {
+	for _, bad := range []string{"nokey", "max-fault-rate=abc", "max-fault-rate=NaN", "max-storm-share=101", "max-storm-share=abc%", "unknown=1", "max-storm-share=-1", `{"max-fault-rate": true}`, "{bad json"} {
 		th := Defaults
 		if _, err := ParseConfig([]byte(bad), &th); err == nil {
 			t.Errorf("ParseConfig(%q): want error", bad)
@@ -84,5 +84,27 @@ func TestEvaluateStatuses(t *testing.T) {
 	o.AllowUnknown = true
 	if o.Blocking() != 1 {
 		t.Errorf("allowed unknown still blocks: %d", o.Blocking())
+	}
+}
+
+// TestPercentValues: shares and the regression are percentages with or
+// without the sign (50 and 50% are 50 %, 0.5 is 0.5 %); bad values give
+// a message without Go's parser text.
+func TestPercentValues(t *testing.T) {
+	for v, want := range map[string]float64{"50": 0.5, "50%": 0.5, " 50 % ": 0.5, "0.5": 0.005, "100": 1, "0": 0, "5%": 0.05} {
+		th := Defaults
+		if err := th.Set("max-storm-share", v); err != nil || math.Abs(th.MaxStormShare-want) > 1e-15 {
+			t.Errorf("max-storm-share %q: %v %v, want %v", v, th.MaxStormShare, err, want)
+		}
+		if err := th.Set("max-regression", v); err != nil || math.Abs(th.MaxRegression-want) > 1e-15 {
+			t.Errorf("max-regression %q: %v %v, want %v", v, th.MaxRegression, err, want)
+		}
+	}
+	for k, v := range map[string]string{"max-storm-share": "abc", "max-regression": "x%", "max-fault-rate": "abc", "max-sync-p99": "abc"} {
+		th := Defaults
+		err := th.Set(k, v)
+		if err == nil || strings.Contains(err.Error(), "strconv") || strings.Contains(err.Error(), "invalid syntax") {
+			t.Errorf("%s %q: %v", k, v, err)
+		}
 	}
 }

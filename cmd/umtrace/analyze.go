@@ -81,7 +81,12 @@ func cmdAnalyze(stdout, stderr io.Writer, args []string) error {
 		// the same read.
 		return writeJob(stdout, []*analyze.File{t.File}, out, format, *failOnStorm)
 	}
-	if err := out.stream(stdout, func(w io.Writer) error { return report.Generate(w, res, format) }); err != nil {
+	gen := func(w io.Writer) error { return report.Generate(w, res, format) }
+	if format == "text" {
+		// The closing hint repeats the path as given, so it runs.
+		gen = func(w io.Writer) error { return report.Render(w, report.TerminalDocFor(res, path), "text") }
+	}
+	if err := out.stream(stdout, gen); err != nil {
 		return err
 	}
 	if *failOnStorm && res.Verdict == analyze.VerdictStorm {

@@ -23,12 +23,11 @@ func isJobArgs(args []string) bool {
 		return true
 	}
 	if len(args) == 1 {
-		if strings.ContainsAny(args[0], "*?[") {
-			return true
+		// An existing name is literal (run[1].sqlite), a glob otherwise.
+		if st, err := os.Stat(args[0]); err == nil {
+			return st.IsDir()
 		}
-		if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
-			return true
-		}
+		return strings.ContainsAny(args[0], "*?[")
 	}
 	return false
 }

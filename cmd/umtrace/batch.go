@@ -10,6 +10,7 @@ import (
 
 	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
+	"github.com/umtrace/umtrace/internal/outfile"
 	"github.com/umtrace/umtrace/report"
 )
 
@@ -131,6 +132,9 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	sh, paths, ids, missing := in.shard, in.paths, in.ids, in.missing
+	if err := outfile.CheckInputs(*out.path, paths...); err != nil {
+		return usageErr("-o %v; refusing to overwrite it", err)
+	}
 
 	progress := func(p job.Progress) {}
 	if !*quiet {

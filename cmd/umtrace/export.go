@@ -93,14 +93,19 @@ func cmdExport(stdout, stderr io.Writer, args []string) error {
 		status := "exported as trace_id=" + ids[p]
 		if inErr != nil {
 			fails = append(fails, oneLine(inErr.Error()))
-			status = "failed: " + oneLine(inErr.Error())
+			status = "failed: " + strings.TrimPrefix(oneLine(inErr.Error()), p+": ")
 		}
-		if !*quiet {
+		if !*quiet || inErr != nil {
 			fmt.Fprintf(stderr, "export: [%d/%d] %s: %s\n", i+1, len(paths), p, status)
 		}
 	}
+	for _, m := range missing {
+		fmt.Fprintf(stderr, "export: %s: failed: %s\n", m.Path, m.Reason)
+	}
 	if len(fails) > 0 {
-		return badInput(fmt.Errorf("%d of %d inputs failed: %s", len(fails), len(paths)+len(missing), strings.Join(fails, "; ")))
+		// Each failure has had its own line; one line per input, not
+		// all of them on one.
+		return badInput(fmt.Errorf("%d of %d inputs failed (listed above)", len(fails), len(paths)+len(missing)))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/umtrace/umtrace/analyze/gate"
 	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
+	"github.com/umtrace/umtrace/internal/outfile"
 	"github.com/umtrace/umtrace/report"
 )
 
@@ -38,9 +39,9 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 	help := map[string]string{
 		"max-fault-rate":             "max UM page faults (GPU+CPU) per second (default 120; off disables)",
 		"max-fault-latency-per-page": "max GPU page-fault latency per faulting page, e.g. 45us (default 45us)",
-		"max-storm-share":            "max storm time / trace duration, 0..100% or 0..1, e.g. 5% (default 5%)",
+		"max-storm-share":            "max storm time / trace duration in percent, 0..100: 5 and 5% are 5 % (default 5%)",
 		"max-sync-p99":               "max P99 of host-blocking calls, e.g. 20ms (default off)",
-		"max-regression":             "with --baseline: max growth of each metric over the baseline (default 10%; off disables)",
+		"max-regression":             "with --baseline: max growth of each metric over the baseline in percent: 10 and 10% are 10 % (default 10%; off disables)",
 	}
 	vals := map[string]*string{}
 	for _, k := range gate.Keys {
@@ -69,9 +70,15 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 		}
 		*out.path = *summary
 	}
-	format, err := out.resolve(fs.Args()...)
+	inputs := slices.Concat(fs.Args(), []string{*baseline, *config})
+	format, err := out.resolve(inputs...)
 	if err != nil {
 		return err
+	}
+	if *junit != "" {
+		if err := outfile.CheckInputs(*junit, inputs...); err != nil {
+			return usageErr("--junit %v; refusing to overwrite it", err)
+		}
 	}
 	opts, err := af.options()
 	if err != nil {
@@ -150,7 +157,7 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 		if err := report.WriteGateJUnit(&x, &o); err != nil {
 			return internal(err)
 		}
-		if err := job.WriteFileAtomic(*junit, x.Bytes()); err != nil {
+		if err := outfile.Write(*junit, stdout, x.Bytes()); err != nil {
 			return internal(err)
 		}
 	}

@@ -317,3 +317,23 @@ func TestGateBaselineOnly(t *testing.T) {
 		t.Errorf("all off: exit %d %s", code, stderr)
 	}
 }
+
+// TestGatePercentFlags: --max-storm-share takes 50 and 50% alike (a
+// number without % is percent); a bad value is a clean usage error.
+func TestGatePercentFlags(t *testing.T) {
+	trace := tracePath(t, "um_pingpong_default") // storm share well under 50 %, over 0.5 %
+	for _, v := range []string{"50", "50%"} {
+		if code, _, stderr := archRun("gate", trace, "--max-fault-rate", "off", "--max-fault-latency-per-page", "off", "--max-storm-share", v); code != exitOK {
+			t.Errorf("--max-storm-share %s: exit %d: %s", v, code, stderr)
+		}
+	}
+	if code, _, _ := archRun("gate", trace, "--max-fault-rate", "off", "--max-fault-latency-per-page", "off", "--max-storm-share", "0.5"); code != exitFail {
+		t.Errorf("--max-storm-share 0.5 (0.5 %%): exit %d, want %d", code, exitFail)
+	}
+	for _, k := range []string{"--max-storm-share", "--max-fault-rate", "--max-regression", "--max-sync-p99"} {
+		code, _, stderr := archRun("gate", trace, k, "abc")
+		if code != exitUsage || strings.Contains(stderr, "strconv") || strings.Contains(stderr, "invalid syntax") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%s abc: exit %d, want %d and one clean line: %q", k, code, exitUsage, stderr)
+		}
+	}
+}

@@ -149,3 +149,44 @@ func TestNsysRepErrors(t *testing.T) {
 		t.Errorf("missing --nsys binary: exit %d, stderr %q; want a usage error", code, stderr)
 	}
 }
+
+// TestNsysRepDirWithoutNsys: batch and export over a directory of
+// reports and no nsys report each report as a bad file, one short line
+// each, and go on with the other traces.
+func TestNsysRepDirWithoutNsys(t *testing.T) {
+	t.Setenv("UMTRACE_CACHE_DIR", t.TempDir())
+	t.Setenv("UMTRACE_NSYS", "")
+	t.Setenv("PATH", t.TempDir())
+	if p, _ := reproducer.FindNsys(""); p != "" {
+		t.Skipf("nsys is installed here (%s)", p)
+	}
+	in := t.TempDir()
+	for _, n := range []string{"a", "b", "c"} {
+		os.WriteFile(filepath.Join(in, n+".nsys-rep"), []byte("report "+n+"\n"), 0o644)
+	}
+	copyTrace(t, "um_pingpong_prefetch", in, "good.sqlite")
+	ds := t.TempDir()
+	code, _, stderr := archRun("export", in, "--out-dir", ds, "-q")
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	if code != exitBadInput || len(lines) != 4 || !strings.Contains(lines[3], "3 of 4 inputs failed") {
+		t.Fatalf("export: exit %d, want %d, 3 lines and a total:\n%s", code, exitBadInput, stderr)
+	}
+	// Short: at most 250 characters besides the paths.
+	for _, l := range lines {
+		if l = strings.ReplaceAll(l, in, "D"); len(l) > 250 {
+			t.Errorf("export: a %d-character line: %s", len(l), l)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ds, "summary", "trace_id=good", "part-0.parquet")); err != nil {
+		t.Errorf("export did not go on with the good trace: %v", err)
+	}
+	code, stdout, stderr := archRun("batch", in, "--out-dir", t.TempDir(), "-f", "csv")
+	if code != exitBadInput || strings.Count(stdout, ",error,") != 3 || !strings.Contains(stdout, "good,no_storm") {
+		t.Errorf("batch: exit %d:\n%s%s", code, stdout, stderr)
+	}
+	for _, l := range strings.Split(stderr, "\n") {
+		if l = strings.ReplaceAll(l, in, "D"); len(l) > 250 {
+			t.Errorf("batch: a %d-character line: %s", len(l), l)
+		}
+	}
+}

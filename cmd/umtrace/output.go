@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
+	"github.com/umtrace/umtrace/internal/outfile"
 )
 
 // output is the -f/--format and -o/--output pair of every command that
@@ -37,7 +37,7 @@ func outputFlags(fs *pflag.FlagSet, what, def string, formats ...string) *output
 	o := &output{fs: fs, formats: formats}
 	o.format = fs.StringP("format", "f", def, "format of the "+what+": "+orList(formats)+
 		"; without -f, -o's extension picks it")
-	o.path = fs.StringP("output", "o", "", "write the "+what+" to `FILE` instead of stdout")
+	o.path = fs.StringP("output", "o", "", "write the "+what+" to `FILE` instead of stdout (- is stdout)")
 	return o
 }
 
@@ -57,10 +57,11 @@ func (o *output) resolve(inputs ...string) (string, error) {
 		if st, err := os.Stat(*o.path); err == nil && st.IsDir() {
 			return "", usageErr("-o %s is a directory; -o names an output file (directories: --out-dir)", *o.path)
 		}
-		for _, in := range inputs {
-			if sameFile(*o.path, in) {
-				return "", usageErr("-o %s is an input; refusing to overwrite it", *o.path)
-			}
+		if err := outfile.CheckInputs(*o.path, inputs...); err != nil {
+			return "", usageErr("-o %v; refusing to overwrite it", err)
+		}
+		if err := outfile.Check(*o.path); err != nil {
+			return "", internal(err)
 		}
 		ext := strings.ToLower(filepath.Ext(*o.path))
 		if byExt, ok := extFormats[ext]; ok {
@@ -80,11 +81,12 @@ func (o *output) resolve(inputs ...string) (string, error) {
 	return f, nil
 }
 
-// stream writes what gen generates to stdout or the output file (atomically,
-// as write), without holding it all in memory: a job's JSON reaches
-// hundreds of MB.
+// stream writes what gen generates to stdout ("-" or no -o) or the output
+// file (through outfile: atomically, a symlink's target, a device or FIFO
+// written through), without holding it all in memory: a job's JSON
+// reaches hundreds of MB.
 func (o *output) stream(stdout io.Writer, gen func(io.Writer) error) error {
-	if *o.path == "" {
+	if *o.path == "" || *o.path == outfile.Stdout {
 		bw := bufio.NewWriterSize(stdout, 256<<10)
 		err := gen(bw)
 		if err == nil {
@@ -95,7 +97,7 @@ func (o *output) stream(stdout io.Writer, gen func(io.Writer) error) error {
 		}
 		return nil
 	}
-	if err := job.WriteFileAtomicFunc(*o.path, gen); err != nil {
+	if err := outfile.WriteFunc(*o.path, stdout, gen); err != nil {
 		return internal(err)
 	}
 	return nil
@@ -133,12 +135,6 @@ func outDirFlag(fs *pflag.FlagSet, def, usage string) func() (string, error) {
 		}
 		return *dir, nil
 	}
-}
-
-func sameFile(a, b string) bool {
-	sa, err1 := os.Stat(a)
-	sb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
 // outputArg registers -o/--output for a command whose one output file may

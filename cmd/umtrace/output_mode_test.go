@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -62,7 +63,9 @@ func TestTextHintMatchesREADME(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, _ := archRun("analyze", tracePath(t, "um_pingpong_prefetch"))
+	trace := tracePath(t, "um_pingpong_prefetch")
+	t.Chdir(filepath.Dir(trace))
+	code, stdout, _ := archRun("analyze", filepath.Base(trace))
 	if code != exitOK {
 		t.Fatalf("exit %d", code)
 	}
@@ -72,5 +75,43 @@ func TestTextHintMatchesREADME(t *testing.T) {
 	}
 	if !strings.Contains(string(readme), "The examples below run `bin/umtrace`") || !strings.Contains(string(readme), "bin/umtrace analyze run.sqlite -o ") {
 		t.Error("README no longer runs bin/umtrace in its examples: make the hint match")
+	}
+}
+
+// TestTextHintRuns: the text report's closing hint names the trace as it
+// was given (directory included, quoted for the shell when needed), and
+// the command it gives runs and writes the report.
+func TestTextHintRuns(t *testing.T) {
+	b, err := os.ReadFile(tracePath(t, "um_pingpong_prefetch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "my runs"), 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "my runs", "it's.sqlite"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	code, stdout, stderr := archRun("analyze", "my runs/it's.sqlite")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	const want = `Full report: bin/umtrace analyze 'my runs/it'\''s.sqlite' -o report.md (or -o report.html)`
+	if !strings.Contains(stdout, want) {
+		t.Fatalf("no runnable hint %q in:\n%s", want, stdout)
+	}
+	// Run the hint through a shell, with bin/umtrace standing for this
+	// test binary's run: the shell's words are the arguments.
+	cmdline := strings.TrimSuffix(strings.TrimPrefix(want, "Full report: bin/umtrace "), " (or -o report.html)")
+	words, err := exec.Command("sh", "-c", `for a in `+cmdline+`; do printf '%s\0' "$a"; done`).Output()
+	if err != nil {
+		t.Skipf("no POSIX shell: %v", err)
+	}
+	args := strings.Split(strings.TrimSuffix(string(words), "\x00"), "\x00")
+	if code, _, stderr := archRun(args...); code != exitOK {
+		t.Fatalf("the hint's command %q: exit %d: %s", args, code, stderr)
+	}
+	if md, err := os.ReadFile(filepath.Join(dir, "report.md")); err != nil || !strings.Contains(string(md), "it's.sqlite") {
+		t.Errorf("the hint's command wrote no report: %v", err)
 	}
 }

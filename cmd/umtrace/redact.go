@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/umtrace/umtrace/internal/outfile"
 	"github.com/umtrace/umtrace/redact"
 )
 
@@ -43,15 +45,34 @@ func cmdRedact(stdout, stderr io.Writer, args []string) error {
 	if _, err := os.Stat(in); err != nil {
 		return badInput(err)
 	}
-	if sameFile(in, out) {
-		return usageErr("OUT %s is the input file: redact never modifies its input", out)
+	if err := outfile.CheckInputs(out, in); err != nil {
+		return usageErr("OUT %v: redact never modifies its input", err)
 	}
-	st, err := redact.File(in, out)
+	if err := outfile.Check(out); err != nil {
+		return internal(err)
+	}
+	// redact writes its copy in a private scratch directory (0700, removed
+	// on SIGINT/SIGTERM, and by a later run after SIGKILL) beside OUT, or
+	// in the temp directory when OUT is a device, FIFO or stdout; outfile
+	// then puts the finished copy in place.
+	scratch, remove, err := outfile.TempDir(out)
+	if err != nil {
+		return internal(fmt.Errorf("write %s: %w", out, err))
+	}
+	defer remove()
+	tmp := filepath.Join(scratch, "redacted.sqlite")
+	st, err := redact.File(in, tmp)
 	switch {
 	case errors.Is(err, redact.ErrNotSQLite):
 		return badInput(err)
 	case err != nil:
 		return internal(fmt.Errorf("redact %s: %w", in, err))
+	}
+	if err := outfile.Place(tmp, out, stdout); err != nil {
+		return internal(err)
+	}
+	if out == outfile.Stdout {
+		stdout = stderr // the summary line must not end up in the copy
 	}
 	if !*quiet {
 		fmt.Fprintf(stdout, "%s: %d environment rows removed, %d variables dropped from environment blocks, %d values masked (%s); event data untouched\n",

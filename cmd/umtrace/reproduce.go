@@ -17,15 +17,21 @@ func init() {
 	register(command{
 		name:    "reproduce",
 		summary: "run a unified-memory scenario on the GPU (under nsys when found), or --validate all",
-		usage:   "--scenario NAME [flags] | --validate [flags] | --list",
-		about: "Needs an NVIDIA GPU (libcuda.so.1 and NVRTC are loaded at run time). Under nsys the " +
+		usage:   "--scenario NAME [flags] | --scenario MULTI --ranks N [flags] | --validate [flags] | --list",
+		about: "Needs an NVIDIA GPU (libcuda.so.1 and NVRTC are loaded at run time); without one every " +
+			"scenario exits 3. Under nsys the " +
 			"run is recorded with UM page-fault tracing and exported to SQLite in --out-dir. " +
-			"--validate runs every scenario under nsys, analyzes each trace and checks the verdict " +
-			"(exit 1 on a mismatch).",
+			"--validate runs every single-process scenario under nsys, analyzes each trace and checks the verdict " +
+			"(exit 1 on a mismatch). Multi-rank scenarios (MULTI: " + strings.Join(multiNames(), ", ") +
+			") run N ranks as processes that meet every step, one trace per rank or one for the job, " +
+			"and take --ranks N (default 2), --storm-rank R (default 1), --exchange nccl|host|auto, " +
+			"--size, --steps, --device, --nsys, --no-nsys and --out-dir: " +
+			"umtrace reproduce --scenario multi-process --help lists them.",
 		examples: []string{
 			"umtrace reproduce --list",
 			"umtrace reproduce --scenario managed --size 64 --steps 8 --out-dir runs",
 			"umtrace reproduce --scenario race --sanitizer racecheck",
+			"umtrace reproduce --scenario multi-process --ranks 4 --storm-rank 2 --out-dir runs",
 			"umtrace reproduce --validate --size 32 --steps 6 --out-dir runs",
 		},
 		run: cmdReproduce,
@@ -47,7 +53,8 @@ func cmdReproduce(stdout, stderr io.Writer, args []string) error {
 		return cmdReproduceMulti(stdout, stderr, args)
 	}
 	fs := newFlags("reproduce", stdout, stderr)
-	scenario := fs.String("scenario", "", "scenario to run: "+strings.Join(reproducer.Names(), ", "))
+	scenario := fs.String("scenario", "", "scenario to run: "+strings.Join(reproducer.Names(), ", ")+
+		"; multi-rank (with --ranks N): "+strings.Join(multiNames(), ", "))
 	size := fs.Int("size", 0, fmt.Sprintf("buffer size in MB (default %d; %d with --validate; capped at a quarter of free GPU memory)", reproducer.DefaultSizeMB, validateSizeMB))
 	steps := fs.Int("steps", 0, fmt.Sprintf("number of timed steps (default %d; %d with --validate)", reproducer.DefaultSteps, validateSteps))
 	outDir := outDirFlag(fs, "umtrace-reproduce", "`DIR` for traces, step timings and sanitizer logs")
@@ -156,6 +163,15 @@ func cmdReproduce(stdout, stderr io.Writer, args []string) error {
 	return nil
 }
 
+// multiNames lists the multi-rank scenarios.
+func multiNames() []string {
+	var names []string
+	for _, s := range reproducer.MultiScenarios {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
 func childArgs(scenario string, size, steps int, out string, device int) []string {
 	return []string{"reproduce", "--child", "--scenario", scenario, "--size", strconv.Itoa(size),
 		"--steps", strconv.Itoa(steps), "--out-dir", out, "--device", strconv.Itoa(device)}
@@ -211,15 +227,17 @@ func recordScenario(log io.Writer, nsys, scenario string, size, steps int, out s
 }
 
 func reproduceValidate(stdout, stderr io.Writer, out, nsysFlag string, size, steps, device int) error {
+	// No device first: exit 3 like every scenario, whether nsys is there
+	// or not.
+	if err := reproducer.Available(); err != nil {
+		return badInput(err)
+	}
 	nsys, err := reproducer.FindNsys(nsysFlag)
 	if err != nil {
 		return usageErr("%v", err)
 	}
 	if nsys == "" {
 		return usageErr("--validate needs nsys: put it on PATH or pass --nsys")
-	}
-	if err := reproducer.Available(); err != nil {
-		return badInput(err)
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return internal(fmt.Errorf("output directory: %w", err))

@@ -55,7 +55,7 @@ func (m *multiFlags) args(mode string, rank int) []string {
 func cmdReproduceMulti(stdout, stderr io.Writer, args []string) error {
 	fs := newFlags("reproduce", stdout, stderr)
 	var m multiFlags
-	fs.StringVar(&m.scenario, "scenario", "", "multi-rank scenario")
+	fs.StringVar(&m.scenario, "scenario", "", "multi-rank scenario: "+strings.Join(multiNames(), ", "))
 	fs.IntVar(&m.ranks, "ranks", 2, "number of ranks (processes)")
 	fs.IntVar(&m.stormRank, "storm-rank", 1, "the rank that touches its managed memory from the host")
 	fs.IntVar(&m.size, "size", 64, "buffer size per rank in MB")
@@ -106,6 +106,13 @@ func cmdReproduceMulti(stdout, stderr io.Writer, args []string) error {
 			reproducer.Exit(exitFail)
 		}
 		reproducer.Exit(exitOK)
+	}
+	if !m.parent {
+		// No device is exit 3, as for the single-process scenarios, found
+		// before any rank starts.
+		if err := reproducer.Available(); err != nil {
+			return badInput(err)
+		}
 	}
 	exe, err := os.Executable()
 	if err != nil {

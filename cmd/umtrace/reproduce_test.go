@@ -57,3 +57,50 @@ func TestReproduceNoGPU(t *testing.T) {
 		}
 	}
 }
+
+// TestReproduceHelpMulti: reproduce --help names the multi-rank scenarios
+// and --ranks; help version and version --help work.
+func TestReproduceHelpMulti(t *testing.T) {
+	code, stdout, _ := archRun("reproduce", "--help")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, s := range reproducer.MultiScenarios {
+		if !strings.Contains(stdout, s.Name) {
+			t.Errorf("reproduce --help lacks %s", s.Name)
+		}
+	}
+	for _, w := range []string{"--ranks N", "--storm-rank", "exits 3"} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("reproduce --help lacks %q", w)
+		}
+	}
+	for _, args := range [][]string{{"help", "version"}, {"version", "--help"}, {"help", "help"}} {
+		if code, stdout, stderr := archRun(args...); code != exitOK || !strings.Contains(stdout, "Usage: umtrace "+args[0]) && !strings.Contains(stdout, "Usage: umtrace "+args[1]) {
+			t.Errorf("%v: exit %d: %s%s", args, code, stdout, stderr)
+		}
+	}
+}
+
+// TestReproduceNoGPUMulti: without a GPU, the multi-rank scenarios exit 3
+// like the single-process ones, before any rank starts.
+func TestReproduceNoGPUMulti(t *testing.T) {
+	if reproducer.Available() == nil {
+		t.Skip("a CUDA device is present; this test is for machines without one")
+	}
+	for _, s := range reproducer.MultiScenarios {
+		code, _, stderr := archRun("reproduce", "--scenario", s.Name, "--ranks", "2", "--no-nsys", "--out-dir", t.TempDir())
+		if code != exitBadInput || !strings.Contains(stderr, "no CUDA device") {
+			t.Errorf("%s: exit %d, want %d: %s", s.Name, code, exitBadInput, stderr)
+		}
+	}
+	for _, args := range [][]string{
+		{"reproduce", "--validate", "--nsys", "/bin/true", "--out-dir", t.TempDir()},
+		{"reproduce", "--scenario", "race", "--sanitizer", "racecheck", "--out-dir", t.TempDir()},
+		{"reproduce", "--scenario", "oom", "--no-nsys", "--out-dir", t.TempDir()},
+	} {
+		if code, _, stderr := archRun(args...); code != exitBadInput || !strings.Contains(stderr, "no CUDA device") {
+			t.Errorf("%v: exit %d, want %d: %s", args, code, exitBadInput, stderr)
+		}
+	}
+}

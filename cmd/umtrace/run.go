@@ -64,7 +64,14 @@ func run(stdout, stderr io.Writer, args []string) int {
 		printUsage(stderr)
 		return exitUsage
 	}
+	if (args[0] == "version" || args[0] == "--version") && len(args) > 1 && (args[1] == "-h" || args[1] == "--help") {
+		args = []string{"help", "version"}
+	}
 	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		if len(args) > 1 && args[0] == "help" && (args[1] == "version" || args[1] == "help") {
+			fmt.Fprint(stdout, builtinHelp[args[1]]+"\n"+exitCodesHelp)
+			return exitOK
+		}
 		if len(args) > 1 && args[0] == "help" {
 			c, ok := commands[args[1]]
 			if !ok {
@@ -127,10 +134,21 @@ const helpWidth = 100
 const exitCodesHelp = `Exit codes:
   0  success
   1  a check failed (gate thresholds, analyze --fail-on-storm, reproduce --validate)
-  2  bad flags, arguments or option values
-  3  bad input: a file missing, unreadable, not a trace or log, or corrupt
+  2  bad flags, arguments or option values; an output that is an input (or its -wal/-shm/-journal)
+  3  bad input: a file missing, unreadable, not a regular file, not a trace or log, or corrupt;
+     reproduce: no CUDA device
   4  an output could not be written, or an internal error
+  130, 143  interrupted by SIGINT, SIGTERM (temporary files removed)
 `
+
+// builtinHelp is the help of the commands run handles itself.
+var builtinHelp = map[string]string{
+	"version": "umtrace version: print the version\n\nUsage: umtrace version (or umtrace --version)\n\n" +
+		"Prints \"umtrace VERSION\" on stdout. The version is part of batch's cache keys and of\n" +
+		"every summary row (umtrace_version).\n",
+	"help": "umtrace help: list the commands, or show one command's flags, examples and exit codes\n\n" +
+		"Usage: umtrace help [COMMAND] (or umtrace COMMAND --help)\n",
+}
 
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "umtrace finds CUDA Unified Memory implicit-synchronization storms in Nsight Systems")

@@ -6,10 +6,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/umtrace/umtrace/internal/outfile"
 	"github.com/umtrace/umtrace/synth"
 )
 
@@ -128,7 +130,10 @@ func cmdSynth(stdout, stderr io.Writer, args []string) error {
 		jc := synth.DefaultJobConfig()
 		jc.Ranks, jc.StormRank, jc.Rank = *ranks, min(*stormRank, *ranks-1), cfg
 		if *oneFile {
-			if _, err := synth.GenerateJobFile(out, jc); err != nil {
+			if err := synthPlace(out, *force, stdout, func(tmp string) error {
+				_, err := synth.GenerateJobFile(tmp, jc)
+				return err
+			}); err != nil {
 				if errors.Is(err, fs.ErrExist) {
 					return usageErr("%v (pass --force to replace it)", err)
 				}
@@ -148,7 +153,12 @@ func cmdSynth(stdout, stderr io.Writer, args []string) error {
 		return nil
 	}
 	start := time.Now()
-	truth, err := synth.Generate(out, cfg)
+	var truth *synth.Truth
+	err = synthPlace(out, *force, stdout, func(tmp string) error {
+		var err error
+		truth, err = synth.Generate(tmp, cfg)
+		return err
+	})
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return usageErr("%v (pass --force to replace it)", err)
@@ -168,6 +178,41 @@ func cmdSynth(stdout, stderr io.Writer, args []string) error {
 	fmt.Fprintf(stdout, "ground truth: %s (verdict %s, %d episodes, %d decoys)\n",
 		synth.TruthPath(out), truth.Verdict, len(truth.Episodes), len(truth.Decoys))
 	return nil
+}
+
+// synthPlace runs gen on a path in a private scratch directory
+// (outfile.TempDir: removed on SIGINT/SIGTERM) and puts the trace it
+// wrote and its .truth.json in place through outfile: OUT may be a new
+// name, a regular file (with force), a symlink (its target is replaced),
+// a FIFO or a device. An existing regular OUT or truth file without
+// force is an error wrapping fs.ErrExist.
+func synthPlace(out string, force bool, stdout io.Writer, gen func(tmp string) error) error {
+	if out == outfile.Stdout {
+		return usageErr("synth writes OUT and OUT.truth.json: give OUT as a file name, not -")
+	}
+	if !force {
+		for _, p := range []string{out, synth.TruthPath(out)} {
+			if st, err := os.Stat(p); err == nil && !outfile.Through(p) && !st.IsDir() {
+				return fmt.Errorf("%w: %s", fs.ErrExist, p)
+			}
+		}
+	}
+	if err := outfile.Check(out); err != nil {
+		return usageErr("%v", err)
+	}
+	scratch, remove, err := outfile.TempDir(out)
+	if err != nil {
+		return err
+	}
+	defer remove()
+	tmp := filepath.Join(scratch, filepath.Base(out)) // the truth names the trace by its base name
+	if err := gen(tmp); err != nil {
+		return err
+	}
+	if err := outfile.Place(tmp, out, stdout); err != nil {
+		return err
+	}
+	return outfile.Place(synth.TruthPath(tmp), synth.TruthPath(out), stdout)
 }
 
 // preArg returns the value of --NAME in args ("" when absent), read

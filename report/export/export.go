@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/umtrace/umtrace/ingest"
+	"github.com/umtrace/umtrace/internal/outfile"
 	"github.com/umtrace/umtrace/report"
 )
 
@@ -104,44 +105,23 @@ func newWriter(format string, schema *arrow.Schema, w io.Writer) (tableWriter, e
 	return pqarrow.NewFileWriter(schema, w, report.ParquetProps(), pqarrow.DefaultWriterProps())
 }
 
-// writeFile writes through a temporary file and renames it into place.
+// writeFile writes through outfile: a temporary file renamed into place
+// (a symlink's target replaced, a device or FIFO written through).
 func writeFile(path, format string, schema *arrow.Schema, fill func(tableWriter) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".part-*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	fail := func(err error) error {
-		f.Close()
-		os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	// Hide Close: pqarrow's writer closes an io.Closer it writes to.
-	w, err := newWriter(format, schema, struct{ io.Writer }{f})
-	if err != nil {
-		return fail(err)
-	}
-	if err := fill(w); err != nil {
-		w.Close()
-		return fail(err)
-	}
-	if err := w.Close(); err != nil {
-		return fail(err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return outfile.WriteFunc(path, nil, func(f io.Writer) error {
+		w, err := newWriter(format, schema, f)
+		if err != nil {
+			return err
+		}
+		if err := fill(w); err != nil {
+			w.Close()
+			return err
+		}
+		return w.Close()
+	})
 }
 
 // Trace writes every ingest table of src (tables the trace lacks as
@@ -216,14 +196,14 @@ func SchemaDoc() string {
 	}
 	var rows [][]report.Inline
 	for _, c := range report.SummaryColumnDocs {
-		if c[0] == "trace" {
+		if c[0] == "trace_id" {
 			continue
 		}
 		idx := report.SummarySchemaNoID.FieldIndices(c[0])[0]
 		rows = append(rows, []report.Inline{report.C(c[0]), report.T(report.SummarySchemaNoID.Field(idx).Type.String()), report.T("no"), report.T(c[1])})
 	}
 	d.Blocks = append(d.Blocks, report.Heading{Level: 2, Text: report.T(SummaryTable)},
-		report.Para{Text: report.T("One row per trace: umtrace's analysis with default options (see docs/json.md for the full report). The same columns as the batch summary (summary.csv, summary.parquet), which adds trace.")},
+		report.Para{Text: report.T("One row per trace: umtrace's analysis with default options (see docs/json.md for the full report). The same columns as the batch summary (summary.csv, summary.parquet), which adds trace_id (here the partition key).")},
 		report.Table{Head: []string{"column", "type", "nullable", "meaning"}, Rows: rows})
 	report.Render(&b, d, "md")
 	return strings.TrimRight(b.String(), "\n") + "\n"

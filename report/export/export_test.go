@@ -186,7 +186,7 @@ func TestSchemaDoc(t *testing.T) {
 		}
 	}
 	for _, d := range report.SummaryColumnDocs {
-		if d[0] != "trace" && !strings.Contains(string(got), "| `"+d[0]+"` |") {
+		if d[0] != "trace_id" && !strings.Contains(string(got), "| `"+d[0]+"` |") {
 			t.Errorf("doc lacks summary column %s", d[0])
 		}
 	}

@@ -44,14 +44,16 @@ type Failure struct {
 	Reason string `json:"reason"`
 }
 
-// Expand turns arguments into a sorted, de-duplicated list of files. A
-// directory contributes every *.sqlite, *.nsys-rep and *.qdrep file below
-// it (recursively; a report file only when no .sqlite of the same name
-// is beside it); an
-// argument with glob metacharacters contributes its matches (directories
-// among them are walked); any other argument is taken as a file as is, so
-// a bad file is reported when it is analyzed. Arguments that name nothing
-// are returned as failures.
+// Expand turns arguments into a sorted, de-duplicated list of files. An
+// argument that names an existing file or directory is taken literally,
+// even when it holds glob metacharacters (run[1].sqlite); otherwise an
+// argument with metacharacters contributes its matches. A directory
+// contributes every *.sqlite, *.nsys-rep and *.qdrep file below it
+// (recursively; a report file only when no .sqlite of the same name is
+// beside it). A regular file is taken as is, so a bad file is reported
+// when it is analyzed. Arguments that name nothing, and files that are
+// not regular files (a FIFO, device or socket, given or found in a
+// directory: reading one could block forever), are returned as failures.
 func Expand(args []string) ([]string, []Failure) {
 	seen := map[string]bool{}
 	var out []string
@@ -68,15 +70,20 @@ func Expand(args []string) ([]string, []Failure) {
 			if err != nil {
 				return err
 			}
-			if !d.IsDir() && isTraceFile(p) && !(IsReport(p) && hasExport(p)) {
-				add(p)
+			if d.IsDir() || !isTraceFile(p) || (IsReport(p) && hasExport(p)) {
+				return nil
 			}
+			if err := CheckInput(p); err != nil {
+				fails = append(fails, Failure{Trace: p, Path: p, Reason: err.Error()})
+				return nil
+			}
+			add(p)
 			return nil
 		})
 	}
 	for _, a := range args {
 		var matches []string
-		if strings.ContainsAny(a, "*?[") {
+		if _, err := os.Lstat(a); err != nil && strings.ContainsAny(a, "*?[") {
 			m, err := filepath.Glob(a)
 			if err != nil {
 				fails = append(fails, Failure{Trace: a, Path: a, Reason: fmt.Sprintf("bad pattern %q: %v", a, err)})
@@ -103,12 +110,39 @@ func Expand(args []string) ([]string, []Failure) {
 					fails = append(fails, Failure{Trace: m, Path: m, Reason: fmt.Sprintf("%s: no trace files (%s, %s) in directory", m, TraceExt, strings.Join(ReportExts, ", "))})
 				}
 			default:
+				if err := CheckInput(m); err != nil {
+					fails = append(fails, Failure{Trace: m, Path: m, Reason: err.Error()})
+					continue
+				}
 				add(m)
 			}
 		}
 	}
 	sort.Strings(out)
 	return out, fails
+}
+
+// CheckInput returns an error (ExitBadInput, one line naming the file)
+// when path exists but is not a regular file or a directory: a FIFO, a
+// device or a socket, which umtrace never opens (a FIFO would block
+// forever). A path that does not exist passes; opening it reports that.
+func CheckInput(path string) error {
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().IsRegular() || st.IsDir() {
+		return nil
+	}
+	what := "not a regular file"
+	switch m := st.Mode(); {
+	case m&os.ModeNamedPipe != 0:
+		what = "a FIFO (named pipe)"
+	case m&os.ModeCharDevice != 0:
+		what = "a character device"
+	case m&os.ModeDevice != 0:
+		what = "a block device"
+	case m&os.ModeSocket != 0:
+		what = "a socket"
+	}
+	return &Error{ExitBadInput, fmt.Errorf("%s: %s, not a regular file: umtrace reads traces only from regular files", path, what)}
 }
 
 // Shard selects part I of N of a sorted input list: the inputs whose

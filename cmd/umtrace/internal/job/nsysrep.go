@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/umtrace/umtrace/internal/outfile"
 	"github.com/umtrace/umtrace/reproducer"
 )
 
@@ -53,32 +54,32 @@ func (o Opener) SQLite(path string) (string, error) {
 		return "", &Error{ExitUsage, fmt.Errorf("%s: --nsys: %w", path, err)}
 	}
 	if bin == "" {
-		return "", &Error{ExitBadInput, fmt.Errorf("%s: reading %s files needs Nsight Systems' nsys: install it, pass --nsys PATH "+
-			"(or set UMTRACE_NSYS), or export by hand: nsys export --type sqlite --output %s %s",
-			path, filepath.Ext(path), strings.TrimSuffix(path, filepath.Ext(path))+".sqlite", path)}
+		return "", &Error{ExitBadInput, fmt.Errorf("%s: no nsys to read it (install Nsight Systems, --nsys PATH or UMTRACE_NSYS); "+
+			"or export by hand: nsys export --type sqlite --output %s %s",
+			path, strings.TrimSuffix(path, filepath.Ext(path))+".sqlite", path)}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", &Error{ExitInternal, fmt.Errorf("%s: cache for nsys exports: %w", path, err)}
 	}
-	// Export under a temporary name and rename: concurrent runs (batch
-	// workers, shards) never read a half-written export.
-	tmp, err := os.CreateTemp(dir, "."+sha+".*.sqlite")
+	// Export into a private scratch directory beside the cache entry and
+	// rename: concurrent runs (batch workers, shards) never read a
+	// half-written export, and SIGINT/SIGTERM remove it (outfile).
+	scratch, remove, err := outfile.TempDir(db)
 	if err != nil {
 		return "", &Error{ExitInternal, fmt.Errorf("%s: cache for nsys exports: %w", path, err)}
 	}
-	tmp.Close()
-	os.Remove(tmp.Name()) // nsys export refuses to overwrite
-	defer os.Remove(tmp.Name())
+	defer remove()
+	tmp := filepath.Join(scratch, sha+".sqlite")
 	var out bytes.Buffer
-	cmd := exec.Command(bin, "export", "--type", "sqlite", "--output", tmp.Name(), path)
+	cmd := exec.Command(bin, "export", "--type", "sqlite", "--output", tmp, path)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
 		return "", &Error{ExitBadInput, fmt.Errorf("%s: %s export --type sqlite failed: %v: %s", path, bin, err, lastLine(out.String()))}
 	}
-	if st, err := os.Stat(tmp.Name()); err != nil || st.Size() == 0 {
+	if st, err := os.Stat(tmp); err != nil || st.Size() == 0 {
 		return "", &Error{ExitBadInput, fmt.Errorf("%s: %s export --type sqlite wrote no SQLite file: %s", path, bin, lastLine(out.String()))}
 	}
-	if err := os.Rename(tmp.Name(), db); err != nil {
+	if err := os.Rename(tmp, db); err != nil {
 		return "", &Error{ExitInternal, fmt.Errorf("%s: cache for nsys exports: %w", path, err)}
 	}
 	return db, nil

@@ -82,6 +82,9 @@ type Opener struct {
 // trace, corrupt or without CUDA activity, ExitUsage for an option the
 // trace cannot satisfy (a --step-range it lacks).
 func (o Opener) Analyze(path string, opts analyze.Options) (*Trace, error) {
+	if err := CheckInput(path); err != nil {
+		return nil, err
+	}
 	db, err := o.SQLite(path)
 	if err != nil {
 		return nil, err

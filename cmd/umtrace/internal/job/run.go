@@ -1,7 +1,6 @@
 package job
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,15 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strconv"
 	"sync"
 
 	"github.com/umtrace/umtrace/analyze"
+	"github.com/umtrace/umtrace/internal/outfile"
 	"github.com/umtrace/umtrace/report"
 )
 
@@ -234,60 +232,12 @@ func readCache(path, sha string, opts Options) (report.SummaryRow, bool) {
 	return rec.Row, true
 }
 
-// WriteFileAtomic writes data to path through a temporary file in the
-// same directory and a rename, so readers (and concurrent shards) never
-// see a partial file.
-// An existing device or pipe (/dev/stdout) is written directly: a rename
-// would replace it.
+// WriteFileAtomic writes data to path through outfile (a temporary file
+// in the same directory and a rename, so readers and concurrent shards
+// never see a partial file; a symlink's target is replaced; a device or
+// FIFO is written through).
 func WriteFileAtomic(path string, data []byte) error {
-	return WriteFileAtomicFunc(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
-// WriteFileAtomicFunc is WriteFileAtomic for output that gen writes in
-// pieces (a report streamed, not held in memory): buffered, to a
-// temporary file renamed over path only when gen and every write
-// succeeded.
-func WriteFileAtomicFunc(path string, gen func(io.Writer) error) error {
-	put := func(f *os.File) error {
-		bw := bufio.NewWriterSize(f, 256<<10)
-		if err := gen(bw); err != nil {
-			return err
-		}
-		return bw.Flush()
-	}
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err == nil {
-			err = put(f)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-		return nil
-	}
-	f, err := createTemp(path)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	werr := put(f)
-	cerr := f.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", path, werr)
-	}
-	return nil
+	return outfile.Write(path, nil, data)
 }
 
 // optionsKey hashes the analysis options, so a run with other thresholds
@@ -296,17 +246,4 @@ func optionsKey(opts Options) string {
 	data, _ := json.Marshal(opts.Analyze)
 	h := sha256.Sum256(data)
 	return hex.EncodeToString(h[:])
-}
-
-// createTemp creates a new temporary file next to path with mode 0644
-// less the umask, as os.WriteFile would (os.CreateTemp makes 0600).
-func createTemp(path string) (*os.File, error) {
-	for i := 0; ; i++ {
-		name := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp"+strconv.FormatUint(uint64(rand.Uint32()), 10))
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-		if os.IsExist(err) && i < 100 {
-			continue
-		}
-		return f, err
-	}
 }
