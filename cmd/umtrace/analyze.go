@@ -13,17 +13,23 @@ import (
 func init() {
 	register(command{
 		name:    "analyze",
-		summary: "analyze one trace and report its sync storms (text, markdown, JSON or HTML)",
+		summary: "analyze traces (one, or a job of several) for sync storms: text, markdown, JSON or HTML",
 		usage:   "TRACE [flags]",
 		about: "TRACE is an nsys SQLite export, or an .nsys-rep/.qdrep report (exported once with nsys " +
 			"into a cache). The report has the verdict, storm episodes with evidence, sync latency " +
-			"tables, unified-memory summary, per-step table and mitigations.",
+			"tables, unified-memory summary, per-step table and mitigations. Several traces (or a directory " +
+			"or glob) are analyzed as the ranks of one job only when they are one: their recordings overlap " +
+			"in time and each names a distinct rank, or each runs collectives; otherwise each is analyzed " +
+			"alone with a note saying why (--job forces a job, --no-job never makes one). A file holding " +
+			"several CUDA processes is one recording, analyzed as a job of its processes.",
 		examples: []string{
 			"umtrace analyze run.sqlite                      # terminal summary",
 			"umtrace analyze run.sqlite -o incident.md       # markdown report (format from the extension)",
 			"umtrace analyze run.nsys-rep -f json            # needs nsys to export the report once",
 			"umtrace analyze run.sqlite --step-range train_step --merge-gap 200ms --fail-on-storm",
 			"umtrace analyze run.sqlite --sanitizer memcheck.txt -o report.html",
+			"umtrace analyze rank0.sqlite rank1.sqlite          # one job when the files say so",
+			"umtrace analyze runs/ --no-job -o runs.md          # each trace alone",
 		},
 		run: cmdAnalyze,
 	})
@@ -33,6 +39,8 @@ func cmdAnalyze(stdout, stderr io.Writer, args []string) error {
 	fs := newFlags("analyze", stdout, stderr)
 	out := outputFlags(fs, "report", "text", report.Formats...)
 	failOnStorm := fs.Bool("fail-on-storm", false, "exit 1 when the verdict is storm")
+	asJob := fs.Bool("job", false, "analyze several traces as the ranks of one job even without evidence that they are")
+	noJob := fs.Bool("no-job", false, "analyze each trace (and each file of several processes) alone, never as a job")
 	sanLogs := fs.StringArray("sanitizer", nil, "compute-sanitizer/cuda-memcheck log (text or XML) to report beside the trace; repeatable")
 	af := addAnalysisFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -41,12 +49,16 @@ func cmdAnalyze(stdout, stderr io.Writer, args []string) error {
 	if fs.NArg() == 0 {
 		return usageErr("want a trace (usage: umtrace analyze TRACE, or TRACE... for a job of many ranks)")
 	}
+	if *asJob && *noJob {
+		return usageErr("--job and --no-job contradict each other")
+	}
+	jm := jobMode{force: *asJob, never: *noJob}
 	if isJobArgs(fs.Args()) {
 		opts, err := af.options()
 		if err != nil {
 			return err
 		}
-		return analyzeJob(stdout, fs.Args(), af.opener(), opts, out, *failOnStorm)
+		return analyzeJob(stdout, fs.Args(), af.opener(), opts, out, jm, *failOnStorm)
 	}
 	path := fs.Arg(0)
 	format, err := out.resolve(path)
@@ -76,7 +88,7 @@ func cmdAnalyze(stdout, stderr io.Writer, args []string) error {
 	}
 	t.Close()
 	res := t.Result
-	if len(res.Processes) > 1 {
+	if len(res.Processes) > 1 && !jm.never {
 		// One file, several CUDA processes: the ranks of a job, from
 		// the same read.
 		return writeJob(stdout, []*analyze.File{t.File}, out, format, *failOnStorm)

@@ -35,7 +35,10 @@ func isJobArgs(args []string) bool {
 // analyzeJob analyzes args as one job and writes the job report. Each
 // file goes through the opener (job.Opener.AnalyzeFiles), as a single
 // trace does, so a bad option exits with the same code either way.
-func analyzeJob(stdout io.Writer, args []string, o job.Opener, opts analyze.Options, out *output, failOnStorm bool) error {
+// jobMode is what the user said of job mode: force a job, or never make one.
+type jobMode struct{ force, never bool }
+
+func analyzeJob(stdout io.Writer, args []string, o job.Opener, opts analyze.Options, out *output, jm jobMode, failOnStorm bool) error {
 	paths, fails := job.Expand(args)
 	if len(fails) > 0 {
 		return badInput(fmt.Errorf("%s", fails[0].Reason))
@@ -52,7 +55,38 @@ func analyzeJob(stdout io.Writer, args []string, o job.Opener, opts analyze.Opti
 	if err != nil {
 		return err
 	}
+	switch {
+	case jm.never:
+		return writeSeparate(stdout, files, "--no-job was given", out, format, failOnStorm)
+	case !jm.force && len(files) > 1:
+		if ev := multirank.SameJob(files); !ev.OneJob {
+			return writeSeparate(stdout, files, ev.Reason, out, format, failOnStorm)
+		}
+	}
 	return writeJob(stdout, files, out, format, failOnStorm)
+}
+
+// writeSeparate writes the report of files that are not one job: each
+// file's whole analysis, under a note saying why.
+func writeSeparate(stdout io.Writer, files []*analyze.File, why string, out *output, format string, failOnStorm bool) error {
+	results := make([]*analyze.Result, len(files))
+	for i, f := range files {
+		results[i] = f.Whole
+	}
+	s := report.NewSeparate(why, results)
+	if err := out.stream(stdout, func(w io.Writer) error { return report.GenerateSeparate(w, s, format) }); err != nil {
+		return err
+	}
+	if failOnStorm && s.Verdict == analyze.VerdictStorm {
+		var storming []string
+		for _, r := range results {
+			if r.Verdict == analyze.VerdictStorm {
+				storming = append(storming, r.Trace.File)
+			}
+		}
+		return failed(fmt.Errorf("storm in %s", strings.Join(storming, ", ")))
+	}
+	return nil
 }
 
 // writeJob analyzes files (analyzed with SplitProcesses) as one job and
