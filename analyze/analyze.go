@@ -380,20 +380,26 @@ func cmpBool(x, y bool) int {
 // when the export has it, widened to cover every CUDA API call and GPU
 // activity (the two need not agree).
 func (a *analysis) span() {
+	a.lo, a.hi = traceSpan(a.c.apiSpan, a.c.gpuSpan, a.info)
+}
+
+// traceSpan is the trace's span: that of its API calls, its GPU work and
+// the export's own, together; [0, 0) when there is none.
+func traceSpan(api, gpu span, info *ingest.TraceInfo) (lo, hi int64) {
 	s := newSpan()
-	if a.c.apiSpan.lo <= a.c.apiSpan.hi {
-		s.add(a.c.apiSpan.lo, a.c.apiSpan.hi)
+	if api.lo <= api.hi {
+		s.add(api.lo, api.hi)
 	}
-	if a.c.gpuSpan.lo <= a.c.gpuSpan.hi {
-		s.add(a.c.gpuSpan.lo, a.c.gpuSpan.hi)
+	if gpu.lo <= gpu.hi {
+		s.add(gpu.lo, gpu.hi)
 	}
-	if a.info.SpanEndNs > a.info.SpanStartNs {
-		s.add(a.info.SpanStartNs, a.info.SpanEndNs)
+	if info.SpanEndNs > info.SpanStartNs {
+		s.add(info.SpanStartNs, info.SpanEndNs)
 	}
 	if s.lo > s.hi {
-		s = span{0, 0}
+		return 0, 0
 	}
-	a.lo, a.hi = s.lo, s.hi
+	return s.lo, s.hi
 }
 
 func (a *analysis) durationSec() float64 {
@@ -679,8 +685,11 @@ func faultUnion(gfaults []gfault, migrations []migration, given map[int64][]span
 }
 
 // overlapNs is the length of [lo,hi) covered by the pid's UM union.
-func (a *analysis) overlapNs(pid, lo, hi int64) int64 {
-	u := a.union[pid]
+func (a *analysis) overlapNs(pid, lo, hi int64) int64 { return unionOverlap(a.union[pid], lo, hi) }
+
+// unionOverlap is the length of [lo,hi) covered by u (disjoint spans in
+// order).
+func unionOverlap(u []span, lo, hi int64) int64 {
 	i := sort.Search(len(u), func(i int) bool { return u[i].hi > lo })
 	var n int64
 	for ; i < len(u) && u[i].lo < hi; i++ {
@@ -689,34 +698,53 @@ func (a *analysis) overlapNs(pid, lo, hi int64) int64 {
 	return n
 }
 
-// markStalls computes each host-blocking call's UM overlap, the calm
-// baseline of each API, and which calls are UM stalls.
+// markStalls computes each host-blocking call's UM overlap (unless its
+// process's analysis gave it), the calm baseline of each API, and which
+// calls are UM stalls.
 func (a *analysis) markStalls() {
-	calls := a.c.calls
 	a.borrowed = a.borrowAnnotations()
+	union := a.union
+	if a.borrowed {
+		union = nil // the overlaps are given
+	}
+	a.baseline = calmBaseline(a.c.calls, union, a.th)
+	markStalled(a.c.calls, a.baseline, a.th)
+}
+
+// calmBaseline sets each call's overlap with its process's union (when
+// union is not nil) and returns the median of each API's calm calls (less
+// overlap than th.MinOverlap) where it has th.MinCalmCalls of them.
+func calmBaseline(calls []call, union map[int64][]span, th Thresholds) map[int32]float64 {
 	calm := map[int32][]int64{}
 	for i := range calls {
 		cl := &calls[i]
-		if d := cl.dur(); d > 0 && !a.borrowed {
-			cl.overlap = float64(a.overlapNs(cl.pid, cl.start, cl.end)) / float64(d)
+		if d := cl.dur(); d > 0 && union != nil {
+			cl.overlap = float64(unionOverlap(union[cl.pid], cl.start, cl.end)) / float64(d)
 		}
-		if cl.overlap < a.th.MinOverlap {
+		if cl.overlap < th.MinOverlap {
 			calm[cl.api] = push(calm[cl.api], cl.dur())
 		}
 	}
-	a.baseline = map[int32]float64{}
+	baseline := map[int32]float64{}
 	for api, ds := range calm {
-		if len(ds) >= a.th.MinCalmCalls {
-			a.baseline[api] = Median(ds)
+		if len(ds) >= th.MinCalmCalls {
+			baseline[api] = Median(ds)
 		}
 	}
+	return baseline
+}
+
+// markStalled marks the calls that are UM stalls: at least th.MinStallNs,
+// overlapping UM activity by th.MinOverlap, and th.Inflation times their
+// API's calm baseline where it has one.
+func markStalled(calls []call, baseline map[int32]float64, th Thresholds) {
 	for i := range calls {
 		cl := &calls[i]
 		d := cl.dur()
-		if d < a.th.MinStallNs || cl.overlap < a.th.MinOverlap {
+		if d < th.MinStallNs || cl.overlap < th.MinOverlap {
 			continue
 		}
-		if b, ok := a.baseline[cl.api]; ok && float64(d) < a.th.Inflation*b {
+		if b, ok := baseline[cl.api]; ok && float64(d) < th.Inflation*b {
 			continue
 		}
 		cl.stall = true
