@@ -39,8 +39,11 @@ func (a summarizer) mitigations() {
 			"cudaMemAdvise(ptr, bytes, cudaMemAdviseSetPreferredLocation, gpu) plus cudaMemAdviseSetAccessedBy for the CPU, so host reads map instead of migrating")
 	}
 	if len(r.Episodes) > 0 || htodDemand > 0 {
-		add("explicit-allocation", "Use explicit device allocation where the access pattern is known",
-			"fault-driven migration sits on the critical path of host-blocking calls",
+		ev := fmt.Sprintf("%s migrated host-to-device on demand", fmtBytes(htodDemand))
+		if len(r.Episodes) > 0 {
+			ev = "the storm's host-blocking calls stalled on " + stormCause(r.Episodes, u.FaultTables || u.GPUFaults+u.CPUFaults > 0)
+		}
+		add("explicit-allocation", "Use explicit device allocation where the access pattern is known", ev,
 			"cudaMalloc plus cudaMemcpyAsync from pinned memory, or a stream-ordered pool (cudaMallocAsync/cudaFreeAsync)")
 	}
 	for _, s := range r.SyncAPIs {
@@ -53,9 +56,16 @@ func (a summarizer) mitigations() {
 			}
 		case "cudaMallocManaged", "cuMemAllocManaged":
 			if s.Count >= 10 {
-				add("hoist-managed-alloc", "Allocate managed memory once, outside the loop",
-					fmt.Sprintf("%d %s calls, %s in total", s.Count, s.Name, fmtNs(s.Total)),
-					"allocate at start-up and reuse, or use cudaMallocAsync pools")
+				ev := fmt.Sprintf("%d %s calls, %s in total", s.Count, s.Name, fmtNs(s.Total))
+				if frees := syncCount(r.SyncAPIs, "cudaFree", "cuMemFree"); frees >= 10 {
+					ev += fmt.Sprintf(", and %d frees: an allocator that hands out fresh managed memory every time", frees)
+					if u.GPUFaults > 0 {
+						ev += fmt.Sprintf(", whose pages fault on first touch (%d GPU page faults)", u.GPUFaults)
+					}
+				}
+				add("hoist-managed-alloc", "Allocate managed memory once, or through a caching allocator",
+					ev, "allocate at start-up and reuse; a framework allocator around cudaMallocManaged should cache and reuse blocks "+
+						"(as PyTorch's caching allocator does), or use cudaMallocAsync pools")
 			}
 		case "cudaMemcpy", "cuMemcpyHtoD", "cuMemcpyDtoH", "cuMemcpy":
 			if s.Total > 0 && float64(s.Total) > 0.05*float64(a.hi-a.lo) {
@@ -63,6 +73,62 @@ func (a summarizer) mitigations() {
 					fmt.Sprintf("%d synchronous %s calls block the host for %s", s.Count, s.Name, fmtNs(s.Total)),
 					"cudaMallocHost/cudaHostAlloc for host buffers, cudaMemcpyAsync on a stream, and one sync per step")
 			}
+		}
+	}
+	rankMitigations(r.Mitigations, r.Episodes, u.GPUFaults, u.CPUFaults)
+}
+
+// syncCount is the number of calls of the named APIs in apis.
+func syncCount(apis []APIStats, names ...string) int {
+	n := 0
+	for _, s := range apis {
+		for _, name := range names {
+			if s.Name == name {
+				n += s.Count
+			}
+		}
+	}
+	return n
+}
+
+// rankMitigations puts first the mitigation that addresses the API the
+// storm's calls stalled in longest (cudaFree: no frees in the loop;
+// cudaMallocManaged: a caching allocator; a synchronous copy: async
+// copies; a synchronization: prefetch to the side that faulted more), the
+// rest in their order.
+func rankMitigations(ms []Mitigation, eps []Episode, gpuFaults, cpuFaults int64) {
+	stalled := map[string]int64{}
+	for _, e := range eps {
+		for _, s := range e.StallAPIs {
+			stalled[s.Name] += s.Ns
+		}
+	}
+	top, most := "", int64(0)
+	for name, ns := range stalled {
+		if ns > most || (ns == most && name < top) {
+			top, most = name, ns
+		}
+	}
+	if top == "" {
+		return
+	}
+	want := "prefetch-to-gpu"
+	if cpuFaults > gpuFaults {
+		want = "keep-host-off-managed"
+	}
+	switch top {
+	case "cudaFree", "cuMemFree", "cuMemFree_v2":
+		want = "no-per-step-free"
+	case "cudaMallocManaged", "cuMemAllocManaged":
+		want = "hoist-managed-alloc"
+	case "cudaMemcpy", "cuMemcpyHtoD", "cuMemcpyDtoH", "cuMemcpy", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2":
+		want = "async-copies"
+	}
+	for i, m := range ms {
+		if m.ID == want {
+			copy(ms[1:i+1], ms[:i])
+			ms[0] = m
+			return
 		}
 	}
 }

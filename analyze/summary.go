@@ -401,6 +401,33 @@ func summarizeNearest(d []int64) Dist {
 }
 
 // verdict decides storm / no_storm / insufficient_data and says why.
+// stormCause says what the host-blocking calls of episodes stalled on, as
+// far as the rows show: page faults with or without the migration they
+// drove (faults that migrate nothing are the first touch of fresh managed
+// pages, not a ping-pong of data), or fault-driven migration where faults
+// were not recorded.
+func stormCause(eps []Episode, faultsCollected bool) string {
+	var gpu, cpu, mig int64
+	for _, e := range eps {
+		gpu += e.GPUFaults
+		cpu += e.CPUFaults
+		for _, m := range e.Migrations {
+			if DemandCause(m.Cause) {
+				mig += m.Bytes
+			}
+		}
+	}
+	switch {
+	case gpu+cpu > 0 && mig > 0:
+		return fmt.Sprintf("unified-memory page faults and the migration they drove (%d GPU and %d CPU page faults, %s migrated on demand)", gpu, cpu, fmtBytes(mig))
+	case gpu+cpu > 0:
+		return fmt.Sprintf("unified-memory page faults that migrated no data (%d GPU and %d CPU page faults, 0 B migrated on demand: first touch of freshly allocated managed pages)", gpu, cpu)
+	case !faultsCollected:
+		return fmt.Sprintf("fault-driven unified-memory migration (%s; page faults were not recorded)", fmtBytes(mig))
+	}
+	return fmt.Sprintf("fault-driven unified-memory migration (%s)", fmtBytes(mig))
+}
+
 func (a summarizer) verdict() {
 	r := &a.res
 	c := a.c
@@ -427,8 +454,8 @@ func (a summarizer) verdict() {
 			stormNs += e.DurationNs
 			excess += e.ExcessNs
 		}
-		r.Reason = fmt.Sprintf("%d storm episode(s) covering %s: host-blocking calls stalled on fault-driven unified-memory migration (%s excess blocked time)",
-			len(r.Episodes), fmtNs(stormNs), fmtNs(excess))
+		r.Reason = fmt.Sprintf("%d storm episode(s) covering %s: host-blocking calls stalled on %s (%s excess blocked time)",
+			len(r.Episodes), fmtNs(stormNs), stormCause(r.Episodes, faultsCollected), fmtNs(excess))
 	case len(c.calls) == 0:
 		r.Verdict = VerdictInsufficient
 		r.Reason = "the trace has no host-blocking CUDA calls (synchronizations, synchronous copies, frees or allocations) to assess"
@@ -444,6 +471,14 @@ func (a summarizer) verdict() {
 	case demandMig == 0 && !faultsCollected && len(c.migrations) == 0:
 		r.Verdict = VerdictInsufficient
 		r.Reason = "managed memory is allocated but the trace has neither page-fault tables nor unified-memory migrations; " + flags
+	case !faultsCollected:
+		// Migration causes alone show no storm, but a storm of page
+		// faults that migrate little (first touch of fresh managed pages)
+		// leaves no migration rows: gate calls this unknown, and so does
+		// the verdict.
+		r.Verdict = VerdictInsufficient
+		r.Reason = fmt.Sprintf("unified memory is in use (%d migrations, %d of them fault-driven) and no host-blocking call stalled on the migrations recorded, "+
+			"but page faults were not recorded, so stalls on page faults cannot be ruled out; %s", len(c.migrations), demandMig, flags)
 	default:
 		r.Verdict = VerdictNoStorm
 		stalls := 0

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/umtrace/umtrace/analyze"
@@ -33,6 +34,7 @@ func AnalyzeDoc(r *analyze.Result) *Doc {
 		v.Class = "storm"
 	}
 	d.add(v)
+	story(d, r)
 	d.add(Table{Head: []string{"headline", "value"}, Rows: [][]Inline{
 		Cells("storm time", fmt.Sprintf("%s ms (%s of the trace) in %d episode(s)", msI(h.StormTimeNs), pct(h.StormShare), len(r.Episodes))),
 		Cells("excess blocked time in storms", msI(h.StormExcessNs)+" ms"),
@@ -120,6 +122,77 @@ func AnalyzeDoc(r *analyze.Result) *Doc {
 	warnings(d, r)
 	method(d, r)
 	return d
+}
+
+// story tells, on the first screen of a storm's report, where it struck
+// (process, GPU, steps), what the steps in it cost against the others,
+// and the one change to make first (the first mitigation: the one that
+// addresses the API the storm's calls stalled in longest).
+func story(d *Doc, r *analyze.Result) {
+	if r.Verdict != analyze.VerdictStorm || len(r.Episodes) == 0 {
+		return
+	}
+	pids, devs := map[int64]bool{}, map[int64]bool{}
+	inStorm := map[int]bool{}
+	for _, e := range r.Episodes {
+		pids[e.Pid] = true
+		if e.Device >= 0 {
+			devs[e.Device] = true
+		}
+	}
+	var stormDur, calmDur []int64
+	for _, s := range r.Steps.Rows {
+		if s.Warmup {
+			continue
+		}
+		if s.Episode > 0 {
+			inStorm[s.Index] = true
+			stormDur = append(stormDur, s.DurationNs)
+		} else {
+			calmDur = append(calmDur, s.DurationNs)
+		}
+	}
+	where := fmt.Sprintf("Where: %s, %s", setList("process", "processes", pids), setList("GPU", "GPUs", devs))
+	if steady := r.Steps.Count - r.Steps.WarmupSteps; steady > 0 {
+		where += fmt.Sprintf("; %d of %d steady-state steps lie in a storm episode", len(inStorm), steady)
+		if len(stormDur) > 0 && len(calmDur) > 0 {
+			where += fmt.Sprintf(" (step time P50 %s ms there, %s ms in the others)", msI(median(stormDur)), msI(median(calmDur)))
+		} else if len(stormDur) > 0 {
+			where += fmt.Sprintf(" (step time P50 %s ms)", msI(median(stormDur)))
+		}
+	}
+	d.p(T(where + "."))
+	if len(r.Mitigations) > 0 {
+		m := r.Mitigations[0]
+		d.p(B("First change: "+m.Title+"."), T(" Evidence: "+m.Evidence+". Try: "+m.Action+"."))
+	}
+}
+
+// setList names the members of set: "process 42", "processes 1, 2".
+func setList(one, many string, set map[int64]bool) string {
+	if len(set) == 0 {
+		return many + " unknown"
+	}
+	ks := make([]int64, 0, len(set))
+	for k := range set {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = fmt.Sprint(k)
+	}
+	if len(ks) == 1 {
+		return one + " " + s[0]
+	}
+	return many + " " + strings.Join(s, ", ")
+}
+
+// median is the lower median of d (a step time that happened).
+func median(d []int64) int64 {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
 }
 
 func orDash(s string) string {
@@ -339,6 +412,7 @@ func TerminalDocFor(r *analyze.Result, path string) *Doc {
 	t0 := r.Trace.StartNs
 	d.h(1, T(r.Trace.File+": "+strings.ToUpper(r.Verdict)))
 	d.p(T(r.Reason))
+	story(d, r)
 	d.add(Table{Rows: [][]Inline{
 		Cells("storm time", fmt.Sprintf("%s ms (%s of %s s), %d episode(s), %s ms excess blocked", msI(h.StormTimeNs), pct(h.StormShare), secDur(r.Trace.DurationNs), len(r.Episodes), msI(h.StormExcessNs))),
 		Cells("host blocked", fmt.Sprintf("%s ms (%s) in %d calls (%d explicit, %d implicit)", msI(h.BlockedNs), pct(h.BlockedShare), h.HostBlocking, h.ExplicitSyncs, h.ImplicitSyncs)),
