@@ -2,8 +2,10 @@ package redact
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -66,7 +68,87 @@ type dbRedactor struct {
 	m       *masker
 }
 
+// redactDB redacts the private copy at path in place. Driver errors that
+// say the file is damaged are returned as ErrCorrupt.
 func redactDB(path string) (*Stats, error) {
+	st, err := redactDB1(path)
+	return st, corrupt(err)
+}
+
+// corrupt wraps driver errors that mean a damaged database in ErrCorrupt.
+func corrupt(err error) error {
+	if err == nil || errors.Is(err, ErrCorrupt) {
+		return err
+	}
+	msg := err.Error()
+	for _, s := range []string{"malformed", "not a database", "disk I/O error", "database corrupt", "out of memory"} {
+		if strings.Contains(msg, s) {
+			return fmt.Errorf("%w (%v)", ErrCorrupt, err)
+		}
+	}
+	return err
+}
+
+// integrityCheck runs PRAGMA integrity_check and returns its first
+// complaint, or nil when SQLite says ok.
+func integrityCheck(db *sql.DB) error {
+	rows, err := db.Query("PRAGMA integrity_check(1)")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var msgs []string
+	for rows.Next() {
+		var m string
+		if err := rows.Scan(&m); err != nil {
+			return err
+		}
+		msgs = append(msgs, m)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(msgs) == 1 && msgs[0] == "ok" {
+		return nil
+	}
+	if len(msgs) == 0 {
+		return errors.New("integrity_check said nothing")
+	}
+	return errors.New("integrity_check: " + strings.Join(msgs, "; "))
+}
+
+// verify checks the redacted copy before it is handed over: SQLite's
+// integrity_check passes, no journal or WAL is left beside it, and
+// Options.Check (an nsys open, in the CLI) accepts it.
+func verify(path string, o Options) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	for _, s := range []string{"-wal", "-journal"} {
+		if _, err := os.Stat(path + s); err == nil {
+			return fmt.Errorf("%w: %s left beside it", ErrVerify, s)
+		}
+	}
+	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro&immutable=1"}
+	db, err := sql.Open("sqlite3", u.String())
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrVerify, err)
+	}
+	err = integrityCheck(db)
+	db.Close()
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrVerify, err)
+	}
+	if o.Check != nil {
+		if err := o.Check(path); err != nil {
+			return fmt.Errorf("%w: %v", ErrVerify, err)
+		}
+	}
+	return nil
+}
+
+func redactDB1(path string) (*Stats, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
@@ -79,6 +161,11 @@ func redactDB(path string) (*Stats, error) {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
+	// A damaged input is refused before anything is changed (and before
+	// a half-read file could be handed over as its redacted copy).
+	if err := integrityCheck(db); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
 	r := &dbRedactor{db: db, has: map[string]bool{}, cols: map[string][]string{}, st: &Stats{}, changed: map[string]bool{}}
 	if r.tables, err = listTables(db); err != nil {
 		return nil, err

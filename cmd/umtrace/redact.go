@@ -7,8 +7,19 @@ import (
 	"os"
 	"strings"
 
+	"github.com/umtrace/umtrace/ingest/nsys"
 	"github.com/umtrace/umtrace/redact"
 )
+
+// checkExport opens p as an nsys export (schema, metadata and string table
+// detection) and closes it.
+func checkExport(p string) error {
+	r, err := nsys.Open(p, nsys.Options{})
+	if err != nil {
+		return err
+	}
+	return r.Close()
+}
 
 func init() {
 	register(command{
@@ -46,9 +57,14 @@ func cmdRedact(stdout, stderr io.Writer, args []string) error {
 	if sameFile(in, out) {
 		return usageErr("OUT %s is the input file: redact never modifies its input", out)
 	}
-	st, err := redact.File(in, out)
+	// The input must be a readable nsys export (exit 3 otherwise), and
+	// the redacted copy must read as one too before it is handed over.
+	if err := checkExport(in); err != nil {
+		return badInput(err)
+	}
+	st, err := redact.FileOpts(in, out, redact.Options{Check: checkExport})
 	switch {
-	case errors.Is(err, redact.ErrNotSQLite):
+	case errors.Is(err, redact.ErrNotSQLite), errors.Is(err, redact.ErrCorrupt):
 		return badInput(err)
 	case err != nil:
 		return internal(fmt.Errorf("redact %s: %w", in, err))
