@@ -16,6 +16,14 @@
 //     through a directory named like a user) are masked in all text.
 //   - Metadata rows named like credentials (*SECRET*, *TOKEN*, *PASSWORD*,
 //     *AUTH*, ...) become REDACTED.
+//   - Secrets anywhere: every TEXT and BLOB value of every table, whatever
+//     its column's declared type (captured stdout/stderr in ANALYSIS_FILE,
+//     DIAGNOSTIC_EVENT messages, NVTX text, process names, custom
+//     metadata rows, environments stored as BLOB), is scanned with the
+//     secret rules of secrets.go (cloud keys, tokens, JWTs, private keys,
+//     URL credentials, NAME=VALUE and --NAME VALUE with credential-like
+//     names); the secret part of a match becomes REDACTED. BLOB values
+//     stay BLOBs.
 //
 // Names that analysis reads (kernel, range, API, thread names: the
 // StringIds rows event tables reference) lose only home paths, long host
@@ -41,6 +49,18 @@ type Stats struct {
 	EnvEntriesDropped int      `json:"env_entries_dropped"` // variables dropped from environment blocks that kept others
 	ValuesMasked      int      `json:"values_masked"`       // text cells rewritten
 	Tables            []string `json:"tables"`              // tables that were changed
+	// Replaced says what was replaced where: per table, column and rule,
+	// the number of replacements (never the values). Column "(row)" counts
+	// deleted environment rows.
+	Replaced []Replacement `json:"replaced"`
+}
+
+// Replacement is one line of the report.
+type Replacement struct {
+	Table  string `json:"table"`
+	Column string `json:"column"`
+	Rule   string `json:"rule"`
+	Count  int    `json:"count"`
 }
 
 // isMetaTable reports whether t holds metadata rather than events: its

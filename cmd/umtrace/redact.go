@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/umtrace/umtrace/ingest/nsys"
 	"github.com/umtrace/umtrace/redact"
@@ -30,6 +34,8 @@ func init() {
 			"so OUT analyzes exactly as IN does.",
 		examples: []string{
 			"umtrace redact run.sqlite run.redacted.sqlite",
+			"umtrace redact run.sqlite run.redacted.sqlite --report  # what was replaced where, on stderr",
+			"umtrace redact run.sqlite run.redacted.sqlite --report=redact.json",
 			"umtrace redact run.sqlite -o run.redacted.sqlite -q",
 		},
 		run: cmdRedact,
@@ -40,6 +46,9 @@ func cmdRedact(stdout, stderr io.Writer, args []string) error {
 	fs := newFlags("redact", stdout, stderr)
 	output := outputArg(fs, "redacted copy")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing on success")
+	report := fs.String("report", "", "say what was replaced where (table, column, rule, count; never the values): "+
+		"--report alone prints it on stderr, --report=`FILE` writes it to FILE (JSON if FILE ends in .json)")
+	fs.Lookup("report").NoOptDefVal = "-"
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -69,9 +78,63 @@ func cmdRedact(stdout, stderr io.Writer, args []string) error {
 	case err != nil:
 		return internal(fmt.Errorf("redact %s: %w", in, err))
 	}
+	if *report != "" {
+		if err := writeRedactReport(stderr, *report, out, st); err != nil {
+			return err
+		}
+	}
 	if !*quiet {
 		fmt.Fprintf(stdout, "%s: %d environment rows removed, %d variables dropped from environment blocks, %d values masked (%s); event data untouched\n",
 			out, st.EnvRowsDeleted, st.EnvEntriesDropped, st.ValuesMasked, strings.Join(st.Tables, ", "))
 	}
 	return nil
+}
+
+// writeRedactReport writes what redact replaced where: to stderr when dst
+// is "-", else to the file dst (JSON when it ends in .json). Counts only:
+// the values replaced are never written.
+func writeRedactReport(stderr io.Writer, dst, out string, st *redact.Stats) error {
+	var b bytes.Buffer
+	if strings.HasSuffix(dst, ".json") {
+		rep := struct {
+			Output            string               `json:"output"`
+			EnvRowsDeleted    int                  `json:"env_rows_deleted"`
+			EnvEntriesDropped int                  `json:"env_entries_dropped"`
+			ValuesMasked      int                  `json:"values_masked"`
+			Replaced          []redact.Replacement `json:"replaced"`
+		}{filepath.Base(out), st.EnvRowsDeleted, st.EnvEntriesDropped, st.ValuesMasked, st.Replaced}
+		if rep.Replaced == nil {
+			rep.Replaced = []redact.Replacement{}
+		}
+		enc := json.NewEncoder(&b)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return internal(err)
+		}
+	} else {
+		fmt.Fprintf(&b, "redact report for %s: %d replacements in %d places (counts only, never the values)\n",
+			out, total(st.Replaced), len(st.Replaced))
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "TABLE\tCOLUMN\tRULE\tCOUNT")
+		for _, r := range st.Replaced {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", r.Table, r.Column, r.Rule, r.Count)
+		}
+		tw.Flush()
+	}
+	if dst == "-" {
+		_, err := stderr.Write(b.Bytes())
+		return err
+	}
+	if err := os.WriteFile(dst, b.Bytes(), 0o644); err != nil {
+		return internal(fmt.Errorf("write report: %w", err))
+	}
+	return nil
+}
+
+func total(rs []redact.Replacement) int {
+	n := 0
+	for _, r := range rs {
+		n += r.Count
+	}
+	return n
 }
