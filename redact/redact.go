@@ -69,7 +69,8 @@ type Replacement struct {
 // reference are masked strictly, so that analysis reads the same names.
 func isMetaTable(t string) bool {
 	switch t {
-	case "PROCESSES", "META_DATA_CAPTURE", "META_DATA_EXPORT", "EXPORT_META_DATA", "ANALYSIS_DETAILS", "ANALYSIS_FILE":
+	case "PROCESSES", "META_DATA_CAPTURE", "META_DATA_EXPORT", "EXPORT_META_DATA", "ANALYSIS_DETAILS", "ANALYSIS_FILE",
+		"DIAGNOSTIC_EVENT": // messages, not names
 		return true
 	}
 	return strings.HasPrefix(t, "TARGET_INFO_") || isEnvTable(t)
