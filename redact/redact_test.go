@@ -396,3 +396,59 @@ func TestRedactWorkingCopyMode(t *testing.T) {
 		t.Errorf("a refused copy left files: %v", left)
 	}
 }
+
+// The scanner reads every TEXT and BLOB value whatever the column's
+// declared type, in WITHOUT ROWID tables too, and keeps a BLOB a BLOB;
+// the report counts per table, column and rule.
+func TestScanEveryValue(t *testing.T) {
+	in := fixture(t)
+	db, err := sql.Open("sqlite3", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const tok = "hf_SCANTESTabcdefghijklmnopqrstuvwxyz0123"
+	for _, q := range []string{
+		`CREATE TABLE NOTES(k TEXT PRIMARY KEY, v BLOB) WITHOUT ROWID`,
+		`INSERT INTO NOTES VALUES ('a', CAST('login ` + tok + `' AS BLOB))`,
+		`CREATE TABLE COUNTS(id INTEGER PRIMARY KEY, n INTEGER)`,
+		`INSERT INTO COUNTS VALUES (1, 'Authorization: Bearer abcdefgh12345678')`,
+		// Captured program output: ANALYSIS_FILE.contentId names a string.
+		`INSERT INTO StringIds(id, value) VALUES ((SELECT max(id) + 1 FROM StringIds), 'export AWS_ACCESS_KEY_ID=AKIAABCDEFGHIJKLMNOP' || char(10) || 'done')`,
+		`UPDATE ANALYSIS_FILE SET contentId = (SELECT max(id) FROM StringIds) WHERE rowid = (SELECT min(rowid) FROM ANALYSIS_FILE)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	out := filepath.Join(t.TempDir(), "out.sqlite")
+	st, err := File(in, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := sql.Open("sqlite3", "file:"+out+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	var typ, v, n, content string
+	if err := o.QueryRow(`SELECT typeof(v), CAST(v AS TEXT) FROM NOTES`).Scan(&typ, &v); err != nil {
+		t.Fatal(err)
+	}
+	if typ != "blob" || v != "login "+SecretMask {
+		t.Errorf("NOTES.v = %s %q, want blob %q", typ, v, "login "+SecretMask)
+	}
+	if err := o.QueryRow(`SELECT n FROM COUNTS`).Scan(&n); err != nil || n != "Authorization: Bearer "+SecretMask {
+		t.Errorf("COUNTS.n = %q (%v)", n, err)
+	}
+	if err := o.QueryRow(`SELECT s.value FROM ANALYSIS_FILE a JOIN StringIds s ON s.id = a.contentId ORDER BY a.rowid LIMIT 1`).Scan(&content); err != nil || content != "export AWS_ACCESS_KEY_ID="+SecretMask+"\ndone" {
+		t.Errorf("ANALYSIS_FILE content = %q (%v)", content, err)
+	}
+	want := map[string]bool{"NOTES/v/huggingface-token": true, "COUNTS/n/authorization": true, "StringIds/value/aws-access-key": true}
+	for _, r := range st.Replaced {
+		delete(want, r.Table+"/"+r.Column+"/"+r.Rule)
+	}
+	if len(want) != 0 {
+		t.Errorf("report %+v lacks %v", st.Replaced, want)
+	}
+}

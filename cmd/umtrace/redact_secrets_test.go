@@ -25,6 +25,10 @@ var (
 	plantGHToken = "ghp_PLANTEDSECRET8aB3dE5fG7hJ9kL1mN3pQ5r"
 )
 
+// blobUser is named only by an environment block stored as a BLOB (and
+// in a note that redaction must find it in).
+const blobUser = "blobuserqz"
+
 func planted(i int) string { return fmt.Sprintf("PLANTEDSECRET%d", i) }
 
 // sharedExports lists every shared and external nsys SQLite export.
@@ -89,7 +93,8 @@ func TestRedactPlantedSecrets(t *testing.T) {
 			}
 			leaks := []string{plantUser, plantHost, "zorbhost", plantGHToken}
 			leaks = append(leaks, plantIPs...)
-			for i := 1; i <= 12; i++ {
+			leaks = append(leaks, blobUser)
+			for i := 1; i <= 14; i++ {
 				leaks = append(leaks, planted(i))
 			}
 			leaks = append(leaks, real...)
@@ -317,6 +322,22 @@ func plantSecrets(t *testing.T, src, dir string) (in, ref string, kept []string)
 			exec(`INSERT INTO `+tb+`(name, value) VALUES ('EXPORT_USER', ?)`, plantUser)
 			exec(`INSERT INTO `+tb+`(name, value) VALUES ('EXPORT_PARAM_INPUT_PATH_ABS', ?)`, "/Users/"+plantUser+"/x.nsys-rep")
 		}
+	}
+	// Environments stored as BLOB: an opaque variable goes, and the user
+	// the block names is masked elsewhere too.
+	if has["StringIds"] {
+		exec(`INSERT INTO StringIds(id, value) VALUES (?, CAST(? AS BLOB))`, nextID(),
+			"USER="+blobUser+"\x00OPAQUE_VAR="+planted(13)+"\x00HOME=/home/"+blobUser+"\x00RANK=3")
+	}
+	if has["META_DATA_CAPTURE"] {
+		exec(`INSERT INTO META_DATA_CAPTURE(name, value) VALUES ('PROCESS_0:ENVIRONMENT_VARIABLE', CAST(? AS BLOB))`, `OPAQUE2="`+planted(14)+`"`)
+		exec(`INSERT INTO META_DATA_CAPTURE(name, value) VALUES ('PROCESS_0:ENVIRONMENT_VARIABLE', CAST(? AS BLOB))`, `USER="`+blobUser+`"`)
+		exec(`INSERT INTO META_DATA_CAPTURE(name, value) VALUES ('PROCESS_2:NOTE', ?)`, "owner "+blobUser+" on shared node")
+	} else if has["StringIds"] {
+		exec(`INSERT INTO StringIds(id, value) VALUES (?, CAST(? AS BLOB))`, nextID(), "OPAQUE2="+planted(14))
+		exec(`INSERT INTO StringIds(id, value) VALUES (?, ?)`, nextID(), "owner "+blobUser+" on shared node")
+	} else {
+		t.Fatal("no StringIds and no META_DATA_CAPTURE to plant BLOB environments in")
 	}
 	// A value holding a secret of every rule, as TEXT and as BLOB, in a
 	// new row of every table.
