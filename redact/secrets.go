@@ -111,8 +111,9 @@ func secretName(k string) bool {
 var (
 	// assignKey finds NAME followed by = or : (the value is read after it).
 	assignKey = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*([=:])`)
-	// flagName finds --NAME or -NAME followed by white space.
-	flagName = regexp.MustCompile(`(?:^|[\s\x00"'])(--?[A-Za-z][A-Za-z0-9_\-]*)[ \t]+`)
+	// flagName finds --NAME or -NAME followed by white space or a NUL (an
+	// argument list).
+	flagName = regexp.MustCompile(`(?:^|[\s\x00"'])(--?[A-Za-z][A-Za-z0-9_\-]*)[ \t\x00]+`)
 	number   = regexp.MustCompile(`^[+\-]?[0-9][0-9.,eE+\-]*$`)
 )
 

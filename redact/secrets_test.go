@@ -40,6 +40,7 @@ func TestSecretRules(t *testing.T) {
 		{"secret-assignment", "client_secret: s3cr3t", "client_secret: REDACTED", false},
 		{"secret-flag", "train.py --api-key abc123 --lr 0.1", "train.py --api-key REDACTED --lr 0.1", false},
 		{"secret-flag", "run --password hunter2", "run --password REDACTED", true},
+		{"secret-flag", "python\x00x.py\x00--hf-token\x00abc123\x00--lr", "python\x00x.py\x00--hf-token\x00REDACTED\x00--lr", false},
 	}
 	var sc scanner
 	for _, c := range cases {
@@ -78,4 +79,28 @@ func TestSecretRulesKeepNames(t *testing.T) {
 	if got, _ := sc.scan("password: 123456", false); !strings.Contains(got, SecretMask) {
 		t.Errorf("metadata password: %q", got)
 	}
+}
+
+// FuzzScan: the scanner never panics, never grows a value without a
+// replacement, and a second pass changes nothing (so a redacted copy
+// redacts to itself).
+func FuzzScan(f *testing.F) {
+	for _, s := range []string{
+		"Authorization: Bearer abcdefgh12345678", "DB_PASSWORD=x --token y", "https://u:p@h/",
+		"-----BEGIN PRIVATE KEY-----\nabc", "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z0a", "token=:=:", "--api-key\x00",
+		"x=MY_TOKEN=abc", "\xff\xfeAKIAIOSFODNN7EXAMPLE\x00",
+	} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, s string, strict bool) {
+		var sc scanner
+		once, hits := sc.scan(s, strict)
+		if once == s && len(hits) != 0 {
+			t.Fatalf("scan(%q) reported %v without a change", s, hits)
+		}
+		if twice, h2 := sc.scan(once, strict); twice != once {
+			t.Fatalf("scan not idempotent: %q -> %q -> %q (%v)", s, once, twice, h2)
+		}
+	})
 }
