@@ -77,7 +77,8 @@ var secretRules = []secretRule{
 
 // secretNameWords mark a NAME in NAME=VALUE or --NAME VALUE as a
 // credential when they occur anywhere in it; secretNameParts when they
-// are a whole part of it (split at _ - . and case changes are not split).
+// are a whole part of it (split at _ - .; case changes are not split),
+// outside names analysis reads.
 var (
 	secretNameWords = []string{"PASSWORD", "PASSWD", "PASSPHRASE", "SECRET", "TOKEN", "APIKEY", "API_KEY", "API-KEY",
 		"ACCESSKEY", "ACCESS_KEY", "ACCESS-KEY", "PRIVATEKEY", "PRIVATE_KEY", "PRIVATE-KEY", "CREDENTIAL", "COOKIE",
@@ -89,8 +90,9 @@ var (
 )
 
 // secretName reports whether a variable, key or flag name looks like it
-// names a credential.
-func secretName(k string) bool {
+// names a credential. In names analysis reads (strict) the short parts
+// (AUTH, PASS, PW) do not count: "pass: forward" is a range name there.
+func secretName(k string, strict bool) bool {
 	u := strings.ToUpper(strings.Trim(k, `-"' `))
 	if u == "" {
 		return false
@@ -99,6 +101,9 @@ func secretName(k string) bool {
 		if strings.Contains(u, w) {
 			return true
 		}
+	}
+	if strict {
+		return false
 	}
 	for _, p := range strings.FieldsFunc(u, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
 		if secretNameParts[p] {
@@ -231,7 +236,7 @@ func replaceAssignments(s string, strict bool) (string, int) {
 	var b strings.Builder
 	last, n := 0, 0
 	for _, m := range ms {
-		if m[0] < last || !secretName(s[m[2]:m[3]]) {
+		if m[0] < last || !secretName(s[m[2]:m[3]], strict) {
 			continue
 		}
 		sep := s[m[4]]
@@ -272,7 +277,7 @@ func replaceFlags(s string, strict bool) (string, int) {
 	var b strings.Builder
 	last, n := 0, 0
 	for _, m := range ms {
-		if m[2] < last || !secretName(s[m[2]:m[3]]) {
+		if m[2] < last || !secretName(s[m[2]:m[3]], strict) {
 			continue
 		}
 		i := m[1]

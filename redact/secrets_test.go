@@ -67,7 +67,7 @@ func TestSecretRulesKeepNames(t *testing.T) {
 		"tokens=4096", "step: 5 tokens: 128", "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)",
 		"cudaDeviceSynchronize", "Memcpy HtoD (Pageable -> Device)", "hf_gemm_half_kernel", "mask-select-kernel",
 		"GPU 0: NVIDIA H200 (UUID GPU-5b1c3a64-9e0f-4c55-8f2a-1b2c3d4e5f60)", "keys=12 authors=3",
-		"https://example.org/docs/page", "--key-size 256", "ASIAN_LANG_MODEL", "AKIA",
+		"https://example.org/docs/page", "--key-size 256", "ASIAN_LANG_MODEL", "AKIA", "pass: forward", "auth=on",
 	}
 	var sc scanner
 	for _, n := range names {
@@ -76,8 +76,10 @@ func TestSecretRulesKeepNames(t *testing.T) {
 		}
 	}
 	// In metadata (not strict) NAME: VALUE counts, numbers too.
-	if got, _ := sc.scan("password: 123456", false); !strings.Contains(got, SecretMask) {
-		t.Errorf("metadata password: %q", got)
+	for _, s := range []string{"password: 123456", "DB_PASS=hunter2", "--auth tok"} {
+		if got, _ := sc.scan(s, false); !strings.Contains(got, SecretMask) {
+			t.Errorf("metadata %q: %q, want it masked", s, got)
+		}
 	}
 }
 
