@@ -2,8 +2,10 @@ package redact
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -61,12 +63,99 @@ type dbRedactor struct {
 	tables  []string
 	has     map[string]bool
 	cols    map[string][]string // text columns
+	allCols map[string][]string // every column
+	noRowid map[string]bool     // WITHOUT ROWID tables
 	st      *Stats
 	changed map[string]bool
+	counts  map[repKey]int
 	m       *masker
+	sc      scanner
 }
 
+// repKey is one line of the report: what rule replaced values where.
+type repKey struct{ table, column, rule string }
+
+// redactDB redacts the private copy at path in place. Driver errors that
+// say the file is damaged are returned as ErrCorrupt.
 func redactDB(path string) (*Stats, error) {
+	st, err := redactDB1(path)
+	return st, corrupt(err)
+}
+
+// corrupt wraps driver errors that mean a damaged database in ErrCorrupt.
+func corrupt(err error) error {
+	if err == nil || errors.Is(err, ErrCorrupt) {
+		return err
+	}
+	msg := err.Error()
+	for _, s := range []string{"malformed", "not a database", "disk I/O error", "database corrupt", "out of memory"} {
+		if strings.Contains(msg, s) {
+			return fmt.Errorf("%w (%v)", ErrCorrupt, err)
+		}
+	}
+	return err
+}
+
+// integrityCheck runs PRAGMA integrity_check and returns its first
+// complaint, or nil when SQLite says ok.
+func integrityCheck(db *sql.DB) error {
+	rows, err := db.Query("PRAGMA integrity_check(1)")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var msgs []string
+	for rows.Next() {
+		var m string
+		if err := rows.Scan(&m); err != nil {
+			return err
+		}
+		msgs = append(msgs, m)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(msgs) == 1 && msgs[0] == "ok" {
+		return nil
+	}
+	if len(msgs) == 0 {
+		return errors.New("integrity_check said nothing")
+	}
+	return errors.New("integrity_check: " + strings.Join(msgs, "; "))
+}
+
+// verify checks the redacted copy before it is handed over: SQLite's
+// integrity_check passes, no journal or WAL is left beside it, and
+// Options.Check (an nsys open, in the CLI) accepts it.
+func verify(path string, o Options) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	for _, s := range []string{"-wal", "-journal"} {
+		if _, err := os.Stat(path + s); err == nil {
+			return fmt.Errorf("%w: %s left beside it", ErrVerify, s)
+		}
+	}
+	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro&immutable=1"}
+	db, err := sql.Open("sqlite3", u.String())
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrVerify, err)
+	}
+	err = integrityCheck(db)
+	db.Close()
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrVerify, err)
+	}
+	if o.Check != nil {
+		if err := o.Check(path); err != nil {
+			return fmt.Errorf("%w: %v", ErrVerify, err)
+		}
+	}
+	return nil
+}
+
+func redactDB1(path string) (*Stats, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
@@ -79,7 +168,13 @@ func redactDB(path string) (*Stats, error) {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	r := &dbRedactor{db: db, has: map[string]bool{}, cols: map[string][]string{}, st: &Stats{}, changed: map[string]bool{}}
+	// A damaged input is refused before anything is changed (and before
+	// a half-read file could be handed over as its redacted copy).
+	if err := integrityCheck(db); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	r := &dbRedactor{db: db, has: map[string]bool{}, cols: map[string][]string{}, allCols: map[string][]string{},
+		noRowid: map[string]bool{}, st: &Stats{}, changed: map[string]bool{}, counts: map[repKey]int{}}
 	if r.tables, err = listTables(db); err != nil {
 		return nil, err
 	}
@@ -89,6 +184,14 @@ func redactDB(path string) (*Stats, error) {
 		if r.cols[t], err = textColumns(db, t); err != nil {
 			return nil, err
 		}
+		if r.allCols[t], err = allColumns(db, t); err != nil {
+			return nil, err
+		}
+		var sqlText sql.NullString
+		if err := db.QueryRow("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", t).Scan(&sqlText); err != nil {
+			return nil, fmt.Errorf("schema of %s: %w", t, err)
+		}
+		r.noRowid[t] = withoutRowid.MatchString(sqlText.String)
 	}
 	prot, err := r.protectedIDs()
 	if err != nil {
@@ -106,7 +209,7 @@ func redactDB(path string) (*Stats, error) {
 		r.identityFields,
 		r.secretRows,
 		func() error { return r.stringIds(prot) },
-		r.textCells,
+		func() error { return r.scanCells(prot) },
 	}
 	// One transaction for all changes (the pool has one connection).
 	if _, err := db.Exec("BEGIN"); err != nil {
@@ -129,6 +232,19 @@ func redactDB(path string) (*Stats, error) {
 		r.st.Tables = append(r.st.Tables, t)
 	}
 	sort.Strings(r.st.Tables)
+	for k, n := range r.counts {
+		r.st.Replaced = append(r.st.Replaced, Replacement{Table: k.table, Column: k.column, Rule: k.rule, Count: n})
+	}
+	sort.Slice(r.st.Replaced, func(i, j int) bool {
+		a, b := r.st.Replaced[i], r.st.Replaced[j]
+		if a.Table != b.Table {
+			return a.Table < b.Table
+		}
+		if a.Column != b.Column {
+			return a.Column < b.Column
+		}
+		return a.Rule < b.Rule
+	})
 	return r.st, db.Close()
 }
 
@@ -159,7 +275,7 @@ type row struct {
 
 // kvRows reads the rows of a key/value table whose name matches like.
 func (r *dbRedactor) kvRows(t, like string) ([]row, error) {
-	rows, err := r.db.Query(fmt.Sprintf("SELECT rowid, name, value FROM %q WHERE name LIKE ? AND typeof(value) = 'text' ORDER BY rowid", t), like)
+	rows, err := r.db.Query(fmt.Sprintf("SELECT rowid, name, value FROM %q WHERE name LIKE ? AND typeof(value) IN ('text', 'blob') ORDER BY rowid", t), like)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", t, err)
 	}
@@ -177,12 +293,16 @@ func (r *dbRedactor) kvRows(t, like string) ([]row, error) {
 	return out, rows.Err()
 }
 
-func (r *dbRedactor) set(t, col string, rowid int64, v string) error {
-	if _, err := r.db.Exec(fmt.Sprintf("UPDATE %q SET %q = ? WHERE rowid = ?", t, col), v, rowid); err != nil {
+// set rewrites one cell, keeping its storage class (a BLOB stays a
+// BLOB), and counts it under rule.
+func (r *dbRedactor) set(t, col string, rowid int64, v, rule string) error {
+	q := fmt.Sprintf("UPDATE %q SET %q = CASE WHEN typeof(%q) = 'blob' THEN CAST(? AS BLOB) ELSE ? END WHERE rowid = ?", t, col, col)
+	if _, err := r.db.Exec(q, v, v, rowid); err != nil {
 		return fmt.Errorf("mask %s.%s: %w", t, col, err)
 	}
 	r.st.ValuesMasked++
 	r.changed[t] = true
+	r.counts[repKey{t, col, rule}]++
 	return nil
 }
 
@@ -192,6 +312,7 @@ func (r *dbRedactor) del(t string, rowid int64) error {
 	}
 	r.st.EnvRowsDeleted++
 	r.changed[t] = true
+	r.counts[repKey{t, "(row)", ruleEnv}]++
 	return nil
 }
 
@@ -343,7 +464,7 @@ func (r *dbRedactor) collectIdentities() (identities, error) {
 // eachText calls f for every text value of t.c (where, if not empty,
 // filters further).
 func (r *dbRedactor) eachText(t, c, where string, f func(rowid int64, s string) error) error {
-	q := fmt.Sprintf("SELECT rowid, %q FROM %q WHERE typeof(%q) = 'text'", c, t, c)
+	q := fmt.Sprintf("SELECT rowid, %q FROM %q WHERE typeof(%q) IN ('text', 'blob')", c, t, c)
 	if where != "" {
 		q += " AND (" + where + ")"
 	}
@@ -416,7 +537,7 @@ func (r *dbRedactor) envRows() error {
 			}
 			r.st.EnvEntriesDropped += dropped
 			if nv != x.val {
-				if err := r.set(t, "value", x.rowid, nv); err != nil {
+				if err := r.set(t, "value", x.rowid, nv, ruleEnv); err != nil {
 					return err
 				}
 			}
@@ -532,7 +653,7 @@ func (r *dbRedactor) envTables() error {
 			r.st.EnvEntriesDropped += dropped
 			for i, v := range c.vals {
 				if v.Valid && nv[i] != v.String {
-					if err := r.set(t, cols[i], c.rowid, nv[i]); err != nil {
+					if err := r.set(t, cols[i], c.rowid, nv[i], ruleEnv); err != nil {
 						return err
 					}
 				}
@@ -581,7 +702,7 @@ func (r *dbRedactor) argvRows() error {
 			prev = args[i-1].val
 		}
 		if nv := r.m.maskArg(prev, a.val); nv != a.val {
-			if err := r.set(t, "value", a.rowid, nv); err != nil {
+			if err := r.set(t, "value", a.rowid, nv, ruleArgv); err != nil {
 				return err
 			}
 		}
@@ -602,6 +723,7 @@ func (r *dbRedactor) identityFields() error {
 		if n, _ := res.RowsAffected(); n > 0 {
 			r.st.ValuesMasked += int(n)
 			r.changed[f.table] = true
+			r.counts[repKey{f.table, "value", ruleIdentity}] += int(n)
 		}
 	}
 	return nil
@@ -619,7 +741,7 @@ func (r *dbRedactor) secretRows() error {
 		}
 		for _, x := range rows {
 			if secretRowName.MatchString(x.name) && x.val != "" && x.val != SecretMask {
-				if err := r.set(t, "value", x.rowid, SecretMask); err != nil {
+				if err := r.set(t, "value", x.rowid, SecretMask, ruleSecretRow); err != nil {
 					return err
 				}
 			}
@@ -637,44 +759,142 @@ func (r *dbRedactor) stringIds(prot map[int64]bool) error {
 	}
 	return r.eachText("StringIds", "value", "", func(rowid int64, s string) error {
 		var nv string
+		rule := ruleIdentity
 		if prot[rowid] {
 			nv = r.m.mask(s, true)
 		} else {
 			var n int
 			nv, n = r.m.stringValue(s)
 			r.st.EnvEntriesDropped += n
+			if n > 0 || nv == EnvMask {
+				rule = ruleEnv
+			} else if strings.Contains(s, "\x00") {
+				rule = ruleArgv
+			}
 		}
 		if nv == s {
 			return nil
 		}
-		return r.set("StringIds", "value", rowid, nv)
+		return r.set("StringIds", "value", rowid, nv, rule)
 	})
 }
 
-// textCells masks every other text cell: fully in metadata tables,
-// strictly elsewhere (and there only cells that can change are read).
-func (r *dbRedactor) textCells() error {
+// Rule names in the report for the policy steps (the secret rules are
+// named in secrets.go).
+const (
+	ruleEnv       = "environment"
+	ruleArgv      = "argv"
+	ruleIdentity  = "identity"
+	ruleSecretRow = "secret-row"
+)
+
+var withoutRowid = regexp.MustCompile(`(?i)\)\s*WITHOUT\s+ROWID`)
+
+// scanCells reads every TEXT and BLOB value of every table, whatever the
+// column's declared type: outside StringIds it masks identities (fully in
+// metadata tables, strictly elsewhere), and everywhere it applies the
+// secret rules (strictly to the StringIds names event tables reference
+// and to event tables' text, which analysis reads).
+func (r *dbRedactor) scanCells(prot map[int64]bool) error {
 	for _, t := range r.tables {
-		if t == "StringIds" {
+		cols := r.allCols[t]
+		if len(cols) == 0 {
 			continue
 		}
-		strict := !isMetaTable(t)
-		for _, c := range r.cols[t] {
-			where := ""
-			if strict {
-				conds := []string{fmt.Sprintf("instr(%q, '/') > 0", c), fmt.Sprintf("instr(%q, '\\') > 0", c)}
-				for _, h := range r.m.hostNames {
-					conds = append(conds, fmt.Sprintf("instr(%q, '%s') > 0", c, strings.ReplaceAll(h, "'", "''")))
-				}
-				where = strings.Join(conds, " OR ")
-			}
-			if err := r.eachText(t, c, where, func(rowid int64, s string) error {
-				if nv := r.m.mask(s, strict); nv != s {
-					return r.set(t, c, rowid, nv)
-				}
-				return nil
-			}); err != nil {
+		meta := isMetaTable(t)
+		quoted := make([]string, len(cols))
+		conds := make([]string, len(cols))
+		for i, c := range cols {
+			quoted[i] = fmt.Sprintf("%q", c)
+			conds[i] = fmt.Sprintf("typeof(%q) IN ('text', 'blob')", c)
+		}
+		key := "rowid"
+		if r.noRowid[t] {
+			key = "NULL"
+		}
+		rows, err := r.db.Query(fmt.Sprintf("SELECT %s, %s FROM %q WHERE %s", key, strings.Join(quoted, ", "), t, strings.Join(conds, " OR ")))
+		if err != nil {
+			return fmt.Errorf("read %s: %w", t, err)
+		}
+		type change struct {
+			rowid  sql.NullInt64
+			col    string
+			old    any
+			nv     string
+			blob   bool
+			rules  []hit
+			masked bool
+		}
+		var changes []change
+		vals := make([]any, len(cols))
+		dst := make([]any, len(cols)+1)
+		var rowid sql.NullInt64
+		dst[0] = &rowid
+		for i := range vals {
+			dst[i+1] = &vals[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(dst...); err != nil {
+				rows.Close()
 				return err
+			}
+			for i, v := range vals {
+				var s string
+				blob := false
+				switch x := v.(type) {
+				case string:
+					s = x
+				case []byte:
+					s, blob = string(x), true
+				default:
+					continue
+				}
+				strict := !meta
+				if t == "StringIds" {
+					strict = prot[rowid.Int64]
+				}
+				ns := s
+				masked := false
+				if t != "StringIds" {
+					ns = r.m.mask(s, strict)
+					masked = ns != s
+				}
+				ns, hits := r.sc.scan(ns, strict)
+				if ns == s {
+					continue
+				}
+				var old any = s
+				if blob {
+					old = []byte(s)
+				}
+				changes = append(changes, change{rowid, cols[i], old, ns, blob, hits, masked})
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, c := range changes {
+			var nv any = c.nv
+			if c.blob {
+				nv = []byte(c.nv)
+			}
+			var err error
+			if r.noRowid[t] {
+				_, err = r.db.Exec(fmt.Sprintf("UPDATE %q SET %q = ? WHERE %q IS ?", t, c.col, c.col), nv, c.old)
+			} else {
+				_, err = r.db.Exec(fmt.Sprintf("UPDATE %q SET %q = ? WHERE rowid = ?", t, c.col), nv, c.rowid.Int64)
+			}
+			if err != nil {
+				return fmt.Errorf("mask %s.%s: %w", t, c.col, err)
+			}
+			r.st.ValuesMasked++
+			r.changed[t] = true
+			if c.masked {
+				r.counts[repKey{t, c.col, ruleIdentity}]++
+			}
+			for _, h := range c.rules {
+				r.counts[repKey{t, c.col, h.rule}] += h.n
 			}
 		}
 	}
@@ -730,13 +950,13 @@ func allColumns(db *sql.DB, table string) ([]string, error) {
 	return out, err
 }
 
-// textColumns are the columns that may hold text: declared TEXT/CHAR or
-// untyped.
+// textColumns are the columns that may hold text: declared TEXT/CHAR/BLOB
+// or untyped (the scanner reads every column).
 func textColumns(db *sql.DB, table string) ([]string, error) {
 	cs, err := tableInfo(db, table)
 	var out []string
 	for _, c := range cs {
-		if c.typ == "" || strings.Contains(c.typ, "TEXT") || strings.Contains(c.typ, "CHAR") || strings.Contains(c.typ, "CLOB") {
+		if c.typ == "" || strings.Contains(c.typ, "TEXT") || strings.Contains(c.typ, "CHAR") || strings.Contains(c.typ, "CLOB") || strings.Contains(c.typ, "BLOB") {
 			out = append(out, c.name)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -330,5 +331,124 @@ func TestEnvTableBlocks(t *testing.T) {
 	}
 	if st.EnvEntriesDropped < 2 || !strings.Contains(strings.Join(st.Tables, ","), "PROCESS_ENV") {
 		t.Errorf("stats %+v: want PROCESS_ENV changed and 2+ entries dropped", st)
+	}
+}
+
+// A damaged input is refused with ErrCorrupt before anything is written
+// under the output's name, and the working copy is removed.
+func TestRedactCorruptInput(t *testing.T) {
+	in := fixture(t)
+	b, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Overwrite the middle of the file (b-tree pages) with garbage.
+	for i := len(b) / 2; i < len(b)/2+8192 && i < len(b); i++ {
+		b[i] = byte(i * 7)
+	}
+	if err := os.WriteFile(in, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.sqlite")
+	_, err = File(in, out)
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("File(corrupt) = %v, want ErrCorrupt", err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left %s in the output directory", left[0].Name())
+	}
+}
+
+// The working copy is private (0600) while it holds unredacted bytes:
+// Write creates it so, and the handed-over file gets the input's mode.
+func TestRedactWorkingCopyMode(t *testing.T) {
+	in := fixture(t)
+	dir := t.TempDir()
+	w := filepath.Join(dir, TempPrefix+"x")
+	if _, err := Write(in, w, Options{Check: func(p string) error {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		if m := fi.Mode().Perm(); m != 0o600 {
+			return fmt.Errorf("working copy mode %o, want 600", m)
+		}
+		return nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(w)
+	out := filepath.Join(dir, "out.sqlite")
+	if _, err := File(in, out); err != nil {
+		t.Fatal(err)
+	}
+	left, _ := os.ReadDir(dir)
+	if len(left) != 1 || left[0].Name() != "out.sqlite" {
+		t.Errorf("output directory holds %v, want out.sqlite only", left)
+	}
+	// A failing check keeps the copy from being handed over.
+	out2 := filepath.Join(dir, "out2.sqlite")
+	if _, err := FileOpts(in, out2, Options{Check: func(string) error { return errors.New("no") }}); !errors.Is(err, ErrVerify) {
+		t.Errorf("FileOpts with a failing check = %v, want ErrVerify", err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 1 {
+		t.Errorf("a refused copy left files: %v", left)
+	}
+}
+
+// The scanner reads every TEXT and BLOB value whatever the column's
+// declared type, in WITHOUT ROWID tables too, and keeps a BLOB a BLOB;
+// the report counts per table, column and rule.
+func TestScanEveryValue(t *testing.T) {
+	in := fixture(t)
+	db, err := sql.Open("sqlite3", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const tok = "hf_SCANTESTabcdefghijklmnopqrstuvwxyz0123"
+	for _, q := range []string{
+		`CREATE TABLE NOTES(k TEXT PRIMARY KEY, v BLOB) WITHOUT ROWID`,
+		`INSERT INTO NOTES VALUES ('a', CAST('login ` + tok + `' AS BLOB))`,
+		`CREATE TABLE COUNTS(id INTEGER PRIMARY KEY, n INTEGER)`,
+		`INSERT INTO COUNTS VALUES (1, 'Authorization: Bearer abcdefgh12345678')`,
+		// Captured program output: ANALYSIS_FILE.contentId names a string.
+		`INSERT INTO StringIds(id, value) VALUES ((SELECT max(id) + 1 FROM StringIds), 'export AWS_ACCESS_KEY_ID=AKIAABCDEFGHIJKLMNOP' || char(10) || 'done')`,
+		`UPDATE ANALYSIS_FILE SET contentId = (SELECT max(id) FROM StringIds) WHERE rowid = (SELECT min(rowid) FROM ANALYSIS_FILE)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	out := filepath.Join(t.TempDir(), "out.sqlite")
+	st, err := File(in, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := sql.Open("sqlite3", "file:"+out+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	var typ, v, n, content string
+	if err := o.QueryRow(`SELECT typeof(v), CAST(v AS TEXT) FROM NOTES`).Scan(&typ, &v); err != nil {
+		t.Fatal(err)
+	}
+	if typ != "blob" || v != "login "+SecretMask {
+		t.Errorf("NOTES.v = %s %q, want blob %q", typ, v, "login "+SecretMask)
+	}
+	if err := o.QueryRow(`SELECT n FROM COUNTS`).Scan(&n); err != nil || n != "Authorization: Bearer "+SecretMask {
+		t.Errorf("COUNTS.n = %q (%v)", n, err)
+	}
+	if err := o.QueryRow(`SELECT s.value FROM ANALYSIS_FILE a JOIN StringIds s ON s.id = a.contentId ORDER BY a.rowid LIMIT 1`).Scan(&content); err != nil || content != "export AWS_ACCESS_KEY_ID="+SecretMask+"\ndone" {
+		t.Errorf("ANALYSIS_FILE content = %q (%v)", content, err)
+	}
+	want := map[string]bool{"NOTES/v/huggingface-token": true, "COUNTS/n/authorization": true, "StringIds/value/aws-access-key": true}
+	for _, r := range st.Replaced {
+		delete(want, r.Table+"/"+r.Column+"/"+r.Rule)
+	}
+	if len(want) != 0 {
+		t.Errorf("report %+v lacks %v", st.Replaced, want)
 	}
 }

@@ -1,16 +1,30 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"text/tabwriter"
 
+	"github.com/umtrace/umtrace/ingest/nsys"
 	"github.com/umtrace/umtrace/internal/outfile"
 	"github.com/umtrace/umtrace/redact"
 )
+
+// checkExport opens p as an nsys export (schema, metadata and string table
+// detection) and closes it.
+func checkExport(p string) error {
+	r, err := nsys.Open(p, nsys.Options{})
+	if err != nil {
+		return err
+	}
+	return r.Close()
+}
 
 func init() {
 	register(command{
@@ -21,6 +35,8 @@ func init() {
 			"so OUT analyzes exactly as IN does.",
 		examples: []string{
 			"umtrace redact run.sqlite run.redacted.sqlite",
+			"umtrace redact run.sqlite run.redacted.sqlite --report  # what was replaced where, on stderr",
+			"umtrace redact run.sqlite run.redacted.sqlite --report=redact.json",
 			"umtrace redact run.sqlite -o run.redacted.sqlite -q",
 		},
 		run: cmdRedact,
@@ -31,6 +47,9 @@ func cmdRedact(stdout, stderr io.Writer, args []string) error {
 	fs := newFlags("redact", stdout, stderr)
 	output := outputArg(fs, "redacted copy")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing on success")
+	report := fs.String("report", "", "say what was replaced where (table, column, rule, count; never the values): "+
+		"--report alone prints it on stderr, --report=`FILE` writes it to FILE (JSON if FILE ends in .json)")
+	fs.Lookup("report").NoOptDefVal = "-"
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -48,22 +67,27 @@ func cmdRedact(stdout, stderr io.Writer, args []string) error {
 	if err := outfile.CheckInputs(out, in); err != nil {
 		return usageErr("OUT %v: redact never modifies its input", err)
 	}
+	// The input must be a readable nsys export (exit 3 otherwise), and
+	// the redacted copy must read as one too before it is handed over.
+	if err := checkExport(in); err != nil {
+		return badInput(err)
+	}
 	if err := outfile.Check(out); err != nil {
 		return internal(err)
 	}
 	// redact writes its copy in a private scratch directory (0700, removed
 	// on SIGINT/SIGTERM, and by a later run after SIGKILL) beside OUT, or
 	// in the temp directory when OUT is a device, FIFO or stdout; outfile
-	// then puts the finished copy in place.
+	// then puts the finished, checked copy in place.
 	scratch, remove, err := outfile.TempDir(out)
 	if err != nil {
 		return internal(fmt.Errorf("write %s: %w", out, err))
 	}
 	defer remove()
 	tmp := filepath.Join(scratch, "redacted.sqlite")
-	st, err := redact.File(in, tmp)
+	st, err := redact.FileOpts(in, tmp, redact.Options{Check: checkExport})
 	switch {
-	case errors.Is(err, redact.ErrNotSQLite):
+	case errors.Is(err, redact.ErrNotSQLite), errors.Is(err, redact.ErrCorrupt):
 		return badInput(err)
 	case err != nil:
 		return internal(fmt.Errorf("redact %s: %w", in, err))
@@ -74,9 +98,63 @@ func cmdRedact(stdout, stderr io.Writer, args []string) error {
 	if out == outfile.Stdout {
 		stdout = stderr // the summary line must not end up in the copy
 	}
+	if *report != "" {
+		if err := writeRedactReport(stderr, *report, out, st); err != nil {
+			return err
+		}
+	}
 	if !*quiet {
 		fmt.Fprintf(stdout, "%s: %d environment rows removed, %d variables dropped from environment blocks, %d values masked (%s); event data untouched\n",
 			out, st.EnvRowsDeleted, st.EnvEntriesDropped, st.ValuesMasked, strings.Join(st.Tables, ", "))
 	}
 	return nil
+}
+
+// writeRedactReport writes what redact replaced where: to stderr when dst
+// is "-", else to the file dst (JSON when it ends in .json). Counts only:
+// the values replaced are never written.
+func writeRedactReport(stderr io.Writer, dst, out string, st *redact.Stats) error {
+	var b bytes.Buffer
+	if strings.HasSuffix(dst, ".json") {
+		rep := struct {
+			Output            string               `json:"output"`
+			EnvRowsDeleted    int                  `json:"env_rows_deleted"`
+			EnvEntriesDropped int                  `json:"env_entries_dropped"`
+			ValuesMasked      int                  `json:"values_masked"`
+			Replaced          []redact.Replacement `json:"replaced"`
+		}{filepath.Base(out), st.EnvRowsDeleted, st.EnvEntriesDropped, st.ValuesMasked, st.Replaced}
+		if rep.Replaced == nil {
+			rep.Replaced = []redact.Replacement{}
+		}
+		enc := json.NewEncoder(&b)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return internal(err)
+		}
+	} else {
+		fmt.Fprintf(&b, "redact report for %s: %d replacements in %d places (counts only, never the values)\n",
+			out, total(st.Replaced), len(st.Replaced))
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "TABLE\tCOLUMN\tRULE\tCOUNT")
+		for _, r := range st.Replaced {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", r.Table, r.Column, r.Rule, r.Count)
+		}
+		tw.Flush()
+	}
+	if dst == "-" {
+		_, err := stderr.Write(b.Bytes())
+		return err
+	}
+	if err := os.WriteFile(dst, b.Bytes(), 0o644); err != nil {
+		return internal(fmt.Errorf("write report: %w", err))
+	}
+	return nil
+}
+
+func total(rs []redact.Replacement) int {
+	n := 0
+	for _, r := range rs {
+		n += r.Count
+	}
+	return n
 }

@@ -446,7 +446,19 @@ func Forget(name string) {
 func removeLive() {
 	mu.Lock()
 	for p := range live {
-		os.RemoveAll(p)
+		// A scratch directory is renamed first: a goroutine still writing
+		// into it by name (SQLite opening its journal) then fails instead
+		// of recreating a file in it while it is being removed. The new
+		// name keeps the prefix, so a later run removes any leftover.
+		gone := p + "-x"
+		if os.Rename(p, gone) != nil {
+			gone = p
+		}
+		for range 3 {
+			if os.RemoveAll(gone) == nil {
+				break
+			}
+		}
 	}
 }
 
