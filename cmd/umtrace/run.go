@@ -129,7 +129,7 @@ const exitCodesHelp = `Exit codes:
   1  a check failed (gate thresholds, analyze --fail-on-storm, reproduce --validate)
   2  bad flags, arguments or option values
   3  bad input: a file missing, unreadable, not a trace or log, or corrupt
-  4  an output could not be written, or an internal error
+  4  an output could not be written, out of memory, or an internal error
 `
 
 func printUsage(w io.Writer) {

@@ -33,6 +33,9 @@ var (
 	ErrNotNsysExport = errors.New("not an Nsight Systems SQLite export")
 	ErrTruncated     = errors.New("truncated SQLite file")
 	ErrCorrupt       = errors.New("corrupt SQLite file")
+	// ErrOutOfMemory is SQLite running out of memory (SQLITE_NOMEM): not
+	// the input's fault.
+	ErrOutOfMemory = errors.New("out of memory")
 )
 
 // Options configure a Reader.
@@ -216,6 +219,9 @@ func isText(b []byte) bool {
 // wrapDBErr turns driver errors into messages that name the file.
 func (r *Reader) wrapDBErr(what string, err error) error {
 	msg := err.Error()
+	if strings.Contains(msg, "out of memory") {
+		return fmt.Errorf("%s: %s: %w (SQLite)", r.path, what, ErrOutOfMemory)
+	}
 	if strings.Contains(msg, "malformed") || strings.Contains(msg, "not a database") || strings.Contains(msg, "disk I/O error") {
 		return fmt.Errorf("%s: %s: %w (%v)", r.path, what, ErrCorrupt, err)
 	}

@@ -16,7 +16,7 @@ const (
 	ExitFail     = 1 // a check failed: gate thresholds, --fail-on-storm, reproduce --validate mismatch
 	ExitUsage    = 2 // bad flags, arguments or option values
 	ExitBadInput = 3 // an input is missing, unreadable, not a trace/log, or corrupt (batch: at least one input failed)
-	ExitInternal = 4 // an output could not be written, or an internal error
+	ExitInternal = 4 // an output could not be written, out of memory, or an internal error
 )
 
 // Error is an error with the exit code it maps to.
@@ -85,7 +85,7 @@ func (o Opener) Analyze(path string, opts analyze.Options) (*Trace, error) {
 	}
 	r, err := nsys.Open(db, nsys.Options{})
 	if err != nil {
-		return nil, &Error{ExitBadInput, named(path, err)}
+		return nil, &Error{inputCode(err), named(path, err)}
 	}
 	res, err := analyze.Analyze(r, opts)
 	if err != nil {
@@ -95,13 +95,22 @@ func (o Opener) Analyze(path string, opts analyze.Options) (*Trace, error) {
 			return nil, &Error{ExitUsage, named(path, err)}
 		}
 		// ingest.ErrNoCUDA, nsys.ErrCorrupt and read errors alike.
-		return nil, &Error{ExitBadInput, named(path, err)}
+		return nil, &Error{inputCode(err), named(path, err)}
 	}
 	if db != path {
 		// Reports name the report file, not its cached export.
 		res.Trace.File = filepath.Base(path)
 	}
 	return &Trace{Path: path, SQLite: db, Reader: r, Result: res}, nil
+}
+
+// inputCode is the exit code of an error opening or reading a trace:
+// ExitBadInput, but ExitInternal when SQLite ran out of memory.
+func inputCode(err error) int {
+	if errors.Is(err, nsys.ErrOutOfMemory) {
+		return ExitInternal
+	}
+	return ExitBadInput
 }
 
 // named prefixes err with path unless its message already names it.
