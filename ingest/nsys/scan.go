@@ -47,7 +47,7 @@ func (r *Reader) ScanColumns(t *ingest.Table, cols []string, fn func(arrow.Recor
 	var mu sync.Mutex
 	var cks []*checks
 	err = r.scan(t, src, func() query {
-		ck := &checks{}
+		ck := &checks{win: r.window()}
 		mu.Lock()
 		cks = append(cks, ck)
 		mu.Unlock()
