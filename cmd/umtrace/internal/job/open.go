@@ -71,6 +71,9 @@ type Opener struct {
 	// CacheDir holds exports of report files; "" means $UMTRACE_CACHE_DIR,
 	// else os.UserCacheDir()/umtrace/nsys-export.
 	CacheDir string
+	// Salvage reads damaged traces around the damage the reader detects
+	// (results marked Partial) instead of failing with ExitBadInput.
+	Salvage bool
 }
 
 // Analyze opens path and analyzes it: the one place where umtrace turns a
@@ -83,9 +86,9 @@ func (o Opener) Analyze(path string, opts analyze.Options) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := nsys.Open(db, nsys.Options{})
+	r, err := nsys.Open(db, nsys.Options{Salvage: o.Salvage})
 	if err != nil {
-		return nil, &Error{inputCode(err), named(path, err)}
+		return nil, &Error{inputCode(err), named(path, salvageHint(err))}
 	}
 	res, err := analyze.Analyze(r, opts)
 	if err != nil {
@@ -95,13 +98,23 @@ func (o Opener) Analyze(path string, opts analyze.Options) (*Trace, error) {
 			return nil, &Error{ExitUsage, named(path, err)}
 		}
 		// ingest.ErrNoCUDA, nsys.ErrCorrupt and read errors alike.
-		return nil, &Error{inputCode(err), named(path, err)}
+		return nil, &Error{inputCode(err), named(path, salvageHint(err))}
 	}
+	res.Partial = r.Partial()
 	if db != path {
 		// Reports name the report file, not its cached export.
 		res.Trace.File = filepath.Base(path)
 	}
 	return &Trace{Path: path, SQLite: db, Reader: r, Result: res}, nil
+}
+
+// salvageHint adds to an error of damage the reader detected that
+// --salvage reads on around it.
+func salvageHint(err error) error {
+	if errors.Is(err, nsys.ErrDamaged) {
+		return fmt.Errorf("%w (--salvage reads on around it)", err)
+	}
+	return err
 }
 
 // inputCode is the exit code of an error opening or reading a trace:
