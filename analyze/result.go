@@ -39,7 +39,10 @@ type Result struct {
 	Processes     []Process        `json:"processes"`        // per process
 	Memory        *Memory          `json:"memory,omitempty"` // GPU memory pressure; only with memory-usage records or failed allocations
 	Thresholds    Thresholds       `json:"thresholds"`
-	Warnings      []string         `json:"warnings"`
+	// Partial: the trace is damaged and was read around the damage
+	// (--salvage); the warnings say where.
+	Partial  bool     `json:"partial,omitempty"`
+	Warnings []string `json:"warnings"`
 }
 
 // TraceMeta describes the analyzed trace.

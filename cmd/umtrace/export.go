@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -38,6 +39,11 @@ func exportOne(o job.Opener, path, id, out, format, sha string, opts analyze.Opt
 	defer t.Close()
 	row := report.SummaryRowFromResult(id, filepath.Base(path), sha, Version, t.Result)
 	if err := export.Trace(t.Reader, out, id, format, row); err != nil {
+		var re *export.ReadError
+		if errors.As(err, &re) {
+			// A table analysis does not read can be the damaged one.
+			return nil, badInput(err)
+		}
 		return err, nil
 	}
 	return nil, nil

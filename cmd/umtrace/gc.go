@@ -54,14 +54,15 @@ func setupGC(args []string) {
 			input += fi.Size()
 		}
 	}
-	huge := newHugeHeap(thpBytes(input)) // thp_linux.go
+	lim := readMemLimits()                    // limits.go
+	huge := newHugeHeap(thpBytes(input, lim)) // thp_linux.go
 	if os.Getenv("GOMEMLIMIT") != "" {
 		if huge != nil {
 			(&gcTuner{huge: huge}).arm()
 		}
 		return
 	}
-	t := &gcTuner{huge: huge, floor: gcBaseBytes + int64(gcBytesPerInput*float64(input)), ceiling: machineMemory() / 4 * 3}
+	t := &gcTuner{huge: huge, floor: gcBaseBytes + int64(gcBytesPerInput*float64(input)), ceiling: gcCeiling(lim)}
 	if t.ceiling <= 0 {
 		t.ceiling = math.MaxInt64
 	}
@@ -102,6 +103,13 @@ func (t *gcTuner) tune(*gcSentinel) {
 	t.arm()
 }
 
+// gcCeiling is the highest soft limit: three quarters of the memory the
+// process may use (the machine's, its cgroup's limit, what RLIMIT_AS and
+// RLIMIT_DATA leave; limits.go); 0 when unknown.
+func gcCeiling(lim memLimits) int64 {
+	return int64(limitShare * float64(lim.allowed(machineMemory())))
+}
+
 // machineMemory is MemTotal from /proc/meminfo in bytes (0 when unknown).
 func machineMemory() int64 {
 	f, err := os.Open("/proc/meminfo")
@@ -131,9 +139,22 @@ func machineMemory() int64 {
 // -> 3.37 s on address-diverse 12M (the analyses' copies grew past a
 // quarter), 99k -> 61k and 6.35 -> 5.75 s on 30M rows, easy 12M 2.31 ->
 // 2.13 s; peak RSS within 7 MiB.
-func thpBytes(input int64) int64 {
+//
+// Under RLIMIT_AS or RLIMIT_DATA the reservation is at most a quarter of
+// the room they leave (limits.go), and none when that is below the 32 MiB
+// worth reserving: the reservation is address space the heap grows into,
+// and a 1 GB trace's 583 MiB of it did not fit under ulimit -v 2000000
+// next to the gigabyte a Go program maps at start.
+func thpBytes(input int64, lim memLimits) int64 {
 	if input < 32<<20 {
 		return 0
 	}
-	return min(gcBaseBytes+input/2, machineMemory()/4)
+	n := min(gcBaseBytes+input/2, machineMemory()/4)
+	if r := lim.room(); r >= 0 {
+		n = min(n, int64(limitReserveShare*float64(r)))
+	}
+	if n < 32<<20 {
+		return 0
+	}
+	return n
 }

@@ -5,5 +5,10 @@ package main
 import "os"
 
 func main() {
+	// Commands that read traces run in a supervised child, so that running
+	// out of memory is one line and exit 4 (supervise.go).
+	if code, ok := supervise(os.Stderr, os.Args[1:]); ok {
+		os.Exit(code)
+	}
 	os.Exit(run(os.Stdout, os.Stderr, os.Args[1:]))
 }

@@ -15,6 +15,7 @@ import (
 type analysisFlags struct {
 	opts       analyze.Options
 	nsys       *string
+	salvage    *bool
 	minStall   *time.Duration
 	mergeGap   *time.Duration
 	minBlocked *time.Duration
@@ -34,6 +35,8 @@ func addAnalysisFlags(fs *pflag.FlagSet) *analysisFlags {
 	fs.IntVar(&th.MinEpisodeStalls, "min-episode-stalls", d.MinEpisodeStalls, "stalls an episode needs to be a storm; ≥ 1")
 	a.minBlocked = fs.Duration("min-episode-blocked", time.Duration(d.MinEpisodeBlockedNs), "stalled time an episode needs to be a storm; ≥ 0")
 	a.nsys = fs.String("nsys", "", "nsys binary for .nsys-rep/.qdrep inputs (default: $UMTRACE_NSYS, PATH, standard installs)")
+	a.salvage = fs.Bool("salvage", false, "read a damaged trace around the damage umtrace detects (results marked partial) "+
+		"instead of failing with exit 3")
 	return a
 }
 
@@ -66,4 +69,4 @@ func (a *analysisFlags) options() (analyze.Options, error) {
 }
 
 // opener opens and analyzes traces with the flags' nsys setting.
-func (a *analysisFlags) opener() job.Opener { return job.Opener{Nsys: *a.nsys} }
+func (a *analysisFlags) opener() job.Opener { return job.Opener{Nsys: *a.nsys, Salvage: *a.salvage} }

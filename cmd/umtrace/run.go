@@ -137,7 +137,7 @@ const exitCodesHelp = `Exit codes:
   2  bad flags, arguments or option values; an output that is an input (or its -wal/-shm/-journal)
   3  bad input: a file missing, unreadable, not a regular file, not a trace or log, or corrupt;
      reproduce: no CUDA device
-  4  an output could not be written, or an internal error
+  4  an output could not be written, out of memory, or an internal error
   130, 143  interrupted by SIGINT, SIGTERM (temporary files removed)
 `
 

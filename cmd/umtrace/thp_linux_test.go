@@ -15,8 +15,8 @@ import (
 // after it carries VmFlags "hg"); UMTRACE_THP=0 and small inputs advise
 // nothing.
 func TestHugeHeap(t *testing.T) {
-	if thpBytes(1<<20) != 0 || thpBytes(1<<30) < 256<<20 {
-		t.Errorf("thpBytes: %d for 1 MiB, %d for 1 GiB", thpBytes(1<<20), thpBytes(1<<30))
+	if thpBytes(1<<20, memLimits{}) != 0 || thpBytes(1<<30, memLimits{}) < 256<<20 {
+		t.Errorf("thpBytes: %d for 1 MiB, %d for 1 GiB", thpBytes(1<<20, memLimits{}), thpBytes(1<<30, memLimits{}))
 	}
 	t.Setenv("UMTRACE_THP", "0")
 	if newHugeHeap(64<<20) != nil {

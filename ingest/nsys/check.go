@@ -54,8 +54,9 @@ type warnAcc struct {
 // checks accumulates the range-check warnings of one part of a scan or,
 // added up (addPart) and merged, of a Reader.
 type checks struct {
-	mu sync.Mutex
-	m  map[warnKey]*warnAcc
+	mu  sync.Mutex
+	m   map[warnKey]*warnAcc
+	win *window // the trace window (window.go); nil: absolute bounds only
 }
 
 // bad records one bad value of table.col.
@@ -157,7 +158,8 @@ func (c *checks) id(table, col string, v, limit int64) int64 {
 }
 
 // times reports whether a row's start and end are usable: start present
-// and not negative, end (when hasEnd) present and not before start.
+// and not negative, end (when hasEnd) present and not before start, both
+// inside the trace window (window.go).
 func (c *checks) times(table string, start, end sql.NullInt64, hasEnd bool) bool {
 	switch {
 	case !start.Valid:
@@ -169,7 +171,7 @@ func (c *checks) times(table string, start, end sql.NullInt64, hasEnd bool) bool
 	case hasEnd && end.Int64 < start.Int64:
 		c.bad(table, "end", end.Int64-start.Int64, "end before start, left out; the example is end-start")
 	default:
-		return true
+		return c.inWindow(table, start.Int64, end.Int64, hasEnd)
 	}
 	return false
 }

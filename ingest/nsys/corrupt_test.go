@@ -124,6 +124,10 @@ func TestCorruptionSuite(t *testing.T) {
 		fo.Close()
 		ps := int64(binary.BigEndian.Uint16(hdr[16:]))
 		pages := readTablePages(t, orig)
+		intact, err := analyzeWith(t, orig, "")
+		if err != nil {
+			t.Fatal(err)
+		}
 		leaf := func(i int) int64 { return int64(pages[i]-1) * ps }
 		cases := []corruption{
 			{"truncated to the header", func(t *testing.T, p string) { os.Truncate(p, 100) }},
@@ -191,7 +195,13 @@ func TestCorruptionSuite(t *testing.T) {
 				case err != nil && werr == nil:
 					t.Errorf("page reader path failed where SQLite reads: %v", err)
 				case err == nil && werr != nil:
-					t.Errorf("page reader path read what SQLite rejects (%v)", werr)
+					// The SQLite path checks every table it reads
+					// (quick_check) and fails on damage that leaves
+					// what the page path reads intact (a page's
+					// fragmentation count); changed figures are not.
+					if !bytes.Equal(got, intact) {
+						t.Errorf("page reader path read what SQLite rejects (%v), and its analysis differs from the intact file's", werr)
+					}
 				case err == nil && !bytes.Equal(got, want):
 					t.Errorf("analysis differs from the SQLite driver path's")
 				}

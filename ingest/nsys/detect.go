@@ -301,6 +301,9 @@ func (r *Reader) stringIDsWhole() (*strs, error) {
 	if s, err := r.stringIDsPages(); s != nil || err != nil {
 		return s, err
 	}
+	if err := r.checkDriverTable(tStringIds); err != nil {
+		return nil, err
+	}
 	rows, err := r.db.Query(`SELECT id, value FROM StringIds`)
 	if err != nil {
 		return nil, r.wrapDBErr("reading StringIds", err)

@@ -33,6 +33,9 @@ var (
 	ErrNotNsysExport = errors.New("not an Nsight Systems SQLite export")
 	ErrTruncated     = errors.New("truncated SQLite file")
 	ErrCorrupt       = errors.New("corrupt SQLite file")
+	// ErrOutOfMemory is SQLite running out of memory (SQLITE_NOMEM): not
+	// the input's fault.
+	ErrOutOfMemory = errors.New("out of memory")
 )
 
 // Options configure a Reader.
@@ -41,6 +44,9 @@ type Options struct {
 	BatchRows int
 	// Mem allocates Arrow buffers (default memory.DefaultAllocator).
 	Mem memory.Allocator
+	// Salvage reads on around damage the reader detects instead of
+	// failing with ErrCorrupt; Partial then says so (damage.go).
+	Salvage bool
 }
 
 // DefaultBatchRows is the batch size used when Options.BatchRows is 0.
@@ -72,6 +78,7 @@ type Reader struct {
 	pagesOnly bool             // no fallback to SQLite on a doubtful page (UMTRACE_READER=pages)
 	pageMu    sync.Mutex
 	pageTabs  map[string]*pageTable
+	dmg       damage // damage found, and tables checked (damage.go)
 }
 
 // Open opens an nsys SQLite export read-only. It never writes to the file.
@@ -122,6 +129,10 @@ func Open(path string, opts Options) (*Reader, error) {
 	r.pagesOnly = pagesOnly
 	if usePages {
 		r.pages, _ = sqlitefile.Open(file)
+	}
+	if err := r.checkReadTables(); err != nil { // damage.go
+		r.Close()
+		return nil, err
 	}
 	return r, nil
 }
@@ -216,8 +227,12 @@ func isText(b []byte) bool {
 // wrapDBErr turns driver errors into messages that name the file.
 func (r *Reader) wrapDBErr(what string, err error) error {
 	msg := err.Error()
+	if strings.Contains(msg, "out of memory") {
+		return fmt.Errorf("%s: %s: %w (SQLite)", r.path, what, ErrOutOfMemory)
+	}
 	if strings.Contains(msg, "malformed") || strings.Contains(msg, "not a database") || strings.Contains(msg, "disk I/O error") {
-		return fmt.Errorf("%s: %s: %w (%v)", r.path, what, ErrCorrupt, err)
+		// One line: a malformed schema's message quotes its SQL.
+		return fmt.Errorf("%s: %s: %w (%s)", r.path, what, ErrCorrupt, strings.Join(strings.Fields(err.Error()), " "))
 	}
 	return fmt.Errorf("%s: %s: %w", r.path, what, err)
 }

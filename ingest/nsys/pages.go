@@ -58,6 +58,7 @@ func (e *pageCorrupt) Unwrap() error { return e.err }
 
 // pageTable is how the page reader reads one table.
 type pageTable struct {
+	ncols  int // declared columns
 	root   uint32
 	cols   map[string]sqlitefile.Column // lower-case column name → record slot
 	leaves []uint32
@@ -131,6 +132,7 @@ func (r *Reader) loadPageLayout(src string) (*pageTable, error) {
 			}
 		}
 		pt.cols[strings.ToLower(name)] = col
+		pt.ncols++
 	}
 	if err := rows.Err(); err != nil {
 		return nil, r.wrapDBErr("reading the columns of "+src, err)
@@ -147,8 +149,7 @@ func (r *Reader) loadPageLayout(src string) (*pageTable, error) {
 	pt.leaves, err = r.pages.Leaves(pt.root)
 	if errors.Is(err, sqlitefile.ErrCorrupt) && !pagesOnly && !r.pagesOnly {
 		// A doubtful interior page: the whole table is SQLite's.
-		r.note(fmt.Sprintf("%s: the page reader doubted its b-tree (%v); the table was read through SQLite", src, err))
-		return nil, nil
+		return nil, r.doubted(src, err, fmt.Sprintf("%s: the page reader doubted its b-tree (%v); the table was read through SQLite", src, err))
 	}
 	if err != nil {
 		return nil, r.wrapDBErr("reading "+src, err)
@@ -176,8 +177,9 @@ func (pt *pageTable) columns(exprs []string) ([]sqlitefile.Column, bool) {
 
 // scanPages reads the rows of leaves through the page reader, fastRows at
 // a time, into b. cols are q's integer columns, then its text columns.
-func (r *Reader) scanPages(b *ingest.Builder, q query, s *strs, cols []sqlitefile.Column, leaves []uint32, emit func() error) (rows int, err error) {
+func (r *Reader) scanPages(b *ingest.Builder, q query, s *strs, cols []sqlitefile.Column, ncols int, leaves []uint32, emit func() error) (rows int, err error) {
 	cur := r.pages.NewCursor(leaves, cols)
+	cur.SetColumns(ncols) // the table's declared columns
 	n, ni := len(cols), len(q.ints)
 	// Rows are decoded straight into the sql.NullInt64s the filler takes
 	// (each row's iv is a window of vals), not copied there value by value.

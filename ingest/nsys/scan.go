@@ -47,7 +47,7 @@ func (r *Reader) ScanColumns(t *ingest.Table, cols []string, fn func(arrow.Recor
 	var mu sync.Mutex
 	var cks []*checks
 	err = r.scan(t, src, func() query {
-		ck := &checks{}
+		ck := &checks{win: r.window()}
 		mu.Lock()
 		cks = append(cks, ck)
 		mu.Unlock()
@@ -558,13 +558,16 @@ func (r *Reader) scan(t *ingest.Table, src string, newQuery func() query, s *str
 				batch:   rowsPer,
 				batches: maxRows/r.opts.BatchRows + 2,
 				read: func(b *ingest.Builder, q query, emit func() error) (int, error) {
-					return r.scanPages(b, q, s, cols, l, emit)
+					return r.scanPages(b, q, s, cols, pt.ncols, l, emit)
 				},
 				hold:  true,
 				bytes: int64(len(l)) * int64(r.pages.PageSize()),
 			})
 		}
 	} else {
+		if err := r.checkDriverTable(src); err != nil {
+			return err
+		}
 		stmt := base + ` WHERE rowid >= ? AND rowid < ?`
 		step := (hi.Int64 - lo.Int64 + 1 + int64(parts) - 1) / int64(parts)
 		for i := 0; i < parts; i++ {
@@ -645,7 +648,9 @@ func (r *Reader) scan(t *ingest.Table, src string, newQuery func() query, s *str
 	// rest reads, through SQLite, the rows after the page reader's last
 	// good one when it doubted a page.
 	rest := func(pc *pageCorrupt) error {
-		r.note(fmt.Sprintf("%s: the page reader doubted a page (%v); rows after rowid %d read through SQLite", src, pc.err, pc.last))
+		if err := r.doubted(src, pc.err, fmt.Sprintf("%s: the page reader doubted a page (%v); rows after rowid %d read through SQLite", src, pc.err, pc.last)); err != nil {
+			return err
+		}
 		lo := pc.last
 		if lo != math.MinInt64 && lo != math.MaxInt64 {
 			lo++

@@ -73,6 +73,7 @@ func (r *Reader) eachStringIDSem(pt *pageTable, cols []sqlitefile.Column, nParts
 				defer func() { <-readers }()
 			}
 			cur := r.pages.NewCursor(leaves, cols)
+			cur.SetColumns(pt.ncols)
 			cur.SetViews()
 			vals := make([]int64, 2*fastRows)
 			nulls := make([]uint8, 2*fastRows)
@@ -529,8 +530,7 @@ func (r *Reader) stringIDsPageErr(err, errOut error) error {
 		return nil
 	}
 	if errors.Is(err, sqlitefile.ErrCorrupt) && !pagesOnly && !r.pagesOnly {
-		r.note(fmt.Sprintf("StringIds: the page reader doubted a page (%v); the table was read through SQLite", err))
-		return nil
+		return r.doubted(tStringIds, err, fmt.Sprintf("StringIds: the page reader doubted a page (%v); the table was read through SQLite", err))
 	}
 	return r.wrapDBErr("reading StringIds", err)
 }

@@ -5,6 +5,7 @@
 package export
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -111,18 +112,34 @@ func writeFile(path, format string, schema *arrow.Schema, fill func(tableWriter)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
 	}
-	return outfile.WriteFunc(path, nil, func(f io.Writer) error {
+	var readErr *ReadError
+	err := outfile.WriteFunc(path, nil, func(f io.Writer) error {
 		w, err := newWriter(format, schema, f)
 		if err != nil {
 			return err
 		}
 		if err := fill(w); err != nil {
 			w.Close()
+			errors.As(err, &readErr)
 			return err
 		}
 		return w.Close()
 	})
+	if readErr != nil {
+		return readErr // the input's fault, not the output's
+	}
+	return err
 }
+
+// ReadError is a failure to read a table of the source (a damaged trace),
+// as opposed to a failure to write its file.
+type ReadError struct {
+	Table string
+	Err   error
+}
+
+func (e *ReadError) Error() string { return "reading " + e.Table + ": " + e.Err.Error() }
+func (e *ReadError) Unwrap() error { return e.Err }
 
 // Trace writes every ingest table of src (tables the trace lacks as
 // empty files, so every partition has every table) and the summary row
@@ -136,14 +153,20 @@ func Trace(src ingest.Source, dir, id, format string, summary report.SummaryRow)
 	for _, t := range ingest.Tables {
 		schema := Schema(t)
 		err := writeFile(PartPath(dir, t.Name, id, format), format, schema, func(w tableWriter) error {
-			return src.Scan(t, func(rec arrow.RecordBatch) error {
+			var werr error // the writer's, not the source's
+			err := src.Scan(t, func(rec arrow.RecordBatch) error {
 				p, err := plain(mem, schema, rec)
 				if err != nil {
 					return fmt.Errorf("table %s: %w", t.Name, err)
 				}
 				defer p.Release()
-				return w.Write(p)
+				werr = w.Write(p)
+				return werr
 			})
+			if err != nil && werr == nil {
+				return &ReadError{Table: t.Name, Err: err}
+			}
+			return err
 		})
 		if err != nil {
 			return err

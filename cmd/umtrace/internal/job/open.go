@@ -18,7 +18,7 @@ const (
 	ExitFail     = 1 // a check failed: gate thresholds, --fail-on-storm, reproduce --validate mismatch
 	ExitUsage    = 2 // bad flags, arguments or option values
 	ExitBadInput = 3 // an input is missing, unreadable, not a trace/log, or corrupt (batch: at least one input failed)
-	ExitInternal = 4 // an output could not be written, or an internal error
+	ExitInternal = 4 // an output could not be written, out of memory, or an internal error
 )
 
 // Error is an error with the exit code it maps to.
@@ -74,6 +74,9 @@ type Opener struct {
 	// CacheDir holds exports of report files; "" means $UMTRACE_CACHE_DIR,
 	// else os.UserCacheDir()/umtrace/nsys-export.
 	CacheDir string
+	// Salvage reads damaged traces around the damage the reader detects
+	// (results marked Partial) instead of failing with ExitBadInput.
+	Salvage bool
 }
 
 // Analyze opens path and analyzes it: the one place where umtrace turns a
@@ -89,9 +92,9 @@ func (o Opener) Analyze(path string, opts analyze.Options) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := nsys.Open(db, nsys.Options{})
+	r, err := nsys.Open(db, nsys.Options{Salvage: o.Salvage})
 	if err != nil {
-		return nil, &Error{ExitBadInput, named(path, err)}
+		return nil, &Error{inputCode(err), named(path, salvageHint(err))}
 	}
 	if opts.Phases == nil && os.Getenv("UMTRACE_PHASES") != "" {
 		opts.Phases = os.Stderr // per-phase timings, for performance work (docs/performance.md)
@@ -104,7 +107,13 @@ func (o Opener) Analyze(path string, opts analyze.Options) (*Trace, error) {
 			return nil, &Error{ExitUsage, named(path, err)}
 		}
 		// ingest.ErrNoCUDA, nsys.ErrCorrupt and read errors alike.
-		return nil, &Error{ExitBadInput, named(path, err)}
+		return nil, &Error{inputCode(err), named(path, salvageHint(err))}
+	}
+	if r.Partial() {
+		f.Whole.Partial = true
+		for _, p := range f.Processes {
+			p.Partial = true
+		}
 	}
 	if db != path {
 		// Reports name the report file, not its cached export.
@@ -147,6 +156,24 @@ func (o Opener) AnalyzeFiles(paths []string, opts analyze.Options) ([]*analyze.F
 		}
 	}
 	return files, nil
+}
+
+// salvageHint adds to an error of damage the reader detected that
+// --salvage reads on around it.
+func salvageHint(err error) error {
+	if errors.Is(err, nsys.ErrDamaged) {
+		return fmt.Errorf("%w (--salvage reads on around it)", err)
+	}
+	return err
+}
+
+// inputCode is the exit code of an error opening or reading a trace:
+// ExitBadInput, but ExitInternal when SQLite ran out of memory.
+func inputCode(err error) int {
+	if errors.Is(err, nsys.ErrOutOfMemory) {
+		return ExitInternal
+	}
+	return ExitBadInput
 }
 
 // named prefixes err with path unless its message already names it.

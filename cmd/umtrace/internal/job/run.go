@@ -244,6 +244,10 @@ func WriteFileAtomic(path string, data []byte) error {
 // does not reuse results.
 func optionsKey(opts Options) string {
 	data, _ := json.Marshal(opts.Analyze)
+	if opts.Open.Salvage {
+		// A salvaged (partial) result is no answer to a run without.
+		data = append(data, " salvage"...)
+	}
 	h := sha256.Sum256(data)
 	return hex.EncodeToString(h[:])
 }

@@ -116,6 +116,7 @@ func checkPage(pg []byte, off int, p uint32, interior bool, scratch *[]extent) (
 	}
 	frag := int(pg[off+7])
 	ex := (*scratch)[:0]
+	used := 0 // bytes of the content area in cells
 	for i := 0; i < n; i++ {
 		at := int(binary.BigEndian.Uint16(pg[ptrs+2*i:]))
 		if at < top || at > usable-4 {
@@ -129,6 +130,7 @@ func checkPage(pg []byte, off int, p uint32, interior bool, scratch *[]extent) (
 			return 0, 0, fmt.Errorf("%w: page %d: cell %d (%d bytes at %d) overflows the page", ErrCorrupt, p, i, size, at)
 		}
 		ex = append(ex, extent{at, at + size})
+		used += size
 	}
 	// The freeblock chain: ascending offsets, inside the content area,
 	// each at least 4 bytes and ending before the next.
@@ -164,6 +166,12 @@ func checkPage(pg []byte, off int, p uint32, interior bool, scratch *[]extent) (
 		if ex[i].start < ex[i-1].end {
 			return 0, 0, fmt.Errorf("%w: page %d: cells or freeblocks overlap at offset %d", ErrCorrupt, p, ex[i].start)
 		}
+	}
+	// Every byte of the content area is in a cell, a freeblock or the
+	// fragment count (SQLite's integrity check): a cell count or pointer
+	// that lost a cell leaves bytes no one accounts for.
+	if used+(free-frag-top)+frag != usable-top {
+		return 0, 0, fmt.Errorf("%w: page %d: %d bytes of the cell content area in no cell or freeblock, %d counted as fragments", ErrCorrupt, p, usable-top-used-(free-top), frag)
 	}
 	*scratch = ex
 	return n, ptrs, nil

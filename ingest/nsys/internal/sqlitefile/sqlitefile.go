@@ -391,7 +391,14 @@ type Cursor struct {
 	bound   bound             // the current leaf's key range
 	last    int64             // the last rowid read on this leaf
 	started bool              // last is set
+	maxCols int               // columns a record may have (SetColumns); 0: any
 }
+
+// SetColumns makes a record of more than n columns an ErrCorrupt: a
+// table's records never hold more columns than it declares (fewer, after
+// ALTER TABLE ADD COLUMN), and a page of another table in place of one of
+// this table's usually has another count.
+func (c *Cursor) SetColumns(n int) { c.maxCols = n }
 
 // Bound returns the key range the parents of leaf p (from Leaves) allow:
 // lo < rowid <= hi; lo is math.MinInt64 when nothing bounds it below.
@@ -652,7 +659,10 @@ func (c *Cursor) decode(vals []int64, rows []sql.NullInt64, nulls []uint8, texts
 	}
 	// As SQLite does once it has read a whole record header: the columns
 	// fill the body exactly.
-	for len(h) > 0 {
+	for cols := n; len(h) > 0; cols++ {
+		if c.maxCols > 0 && cols >= c.maxCols {
+			return fmt.Errorf("%w: a record of more than %d columns, the table's", ErrCorrupt, c.maxCols)
+		}
 		if t := h[0]; t < 0x80 {
 			if smallSize[t] < 0 {
 				return fmt.Errorf("%w: serial type %d", ErrCorrupt, t)
