@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -10,8 +11,55 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
+
+// TestMain removes the test binary built without the race detector for
+// the ulimit tests (plainExe).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if plainDir != "" {
+		os.RemoveAll(plainDir)
+	}
+	os.Exit(code)
+}
+
+var (
+	plainOnce sync.Once
+	plainDir  string
+	plainPath string
+	plainErr  error
+)
+
+// plainExe is a test binary of this package built without the race
+// detector, whose shadow memory (terabytes of address space) no ulimit -v
+// fits: under -race the ulimit tests run umtrace from it, so make test
+// (go test -race) runs them too. Without -race it is this test binary.
+func plainExe(t *testing.T) string {
+	t.Helper()
+	if !underRace {
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return exe
+	}
+	plainOnce.Do(func() {
+		if plainDir, plainErr = os.MkdirTemp("", "umtrace-plain-"); plainErr != nil {
+			return
+		}
+		plainPath = filepath.Join(plainDir, "umtrace.test")
+		out, err := exec.Command("go", "test", "-c", "-o", plainPath, ".").CombinedOutput()
+		if err != nil {
+			plainErr = fmt.Errorf("go test -c without -race: %v: %s", err, out)
+		}
+	})
+	if plainErr != nil {
+		t.Fatal(plainErr)
+	}
+	return plainPath
+}
 
 // TestHelperMain is umtrace's main for the tests that run it as a process
 // (UMTRACE_TEST_MAIN=1, arguments after "--"): supervised, as main runs
@@ -39,10 +87,7 @@ func TestHelperMain(t *testing.T) {
 // ulimit` when ulimit is set, with env added: stdout, stderr, exit code.
 func umtraceProc(t *testing.T, ulimit string, env []string, args ...string) (string, string, int) {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := plainExe(t)
 	argv := append([]string{exe, "-test.run=^TestHelperMain$", "--"}, args...)
 	var cmd *exec.Cmd
 	if ulimit != "" {
@@ -53,7 +98,7 @@ func umtraceProc(t *testing.T, ulimit string, env []string, args ...string) (str
 	cmd.Env = append(append(os.Environ(), "UMTRACE_TEST_MAIN=1"), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err = cmd.Run()
+	err := cmd.Run()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		t.Fatal(err)
@@ -151,9 +196,6 @@ func TestCgroupMemoryMax(t *testing.T) {
 // the file's size (64 MiB + half of it: 2.06 GiB before), did not fit the
 // limit: the old code died at once with "fatal error: out of memory".
 func TestAnalyzeUnderUlimit(t *testing.T) {
-	if underRace {
-		t.Skip("the race detector's shadow memory does not fit a ulimit -v")
-	}
 	dir := t.TempDir()
 	big := filepath.Join(dir, "um_pingpong_default.sqlite")
 	copyForLimits(t, tracePath(t, "um_pingpong_default"), big)
@@ -180,9 +222,6 @@ func TestAnalyzeUnderUlimit(t *testing.T) {
 // points under different limits (reserving its page summaries, its heap,
 // a cgo thread's stack), so several are tried.
 func TestOutOfMemoryOneLine(t *testing.T) {
-	if underRace {
-		t.Skip("the race detector's shadow memory does not fit a ulimit -v")
-	}
 	trace := tracePath(t, "um_pingpong_default")
 	// The Go runtime's out of memory (the parent's line), or SQLite's own
 	// (an error of the read, exit 4 too).
