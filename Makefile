@@ -22,8 +22,8 @@ vet:
 # Tests that need ../shared (or $$UMTRACE_SHARED) skip when it is absent;
 # each skip is logged (ingest/testshared) and one line at the end counts them.
 test: vet
-	@log=$$(mktemp); echo "$(GO) test -race -count=1 ./..."; \
-	UMTRACE_SKIPLOG=$$log $(GO) test -race -count=1 ./...; rc=$$?; \
+	@log=$$(mktemp); echo "$(GO) test -race -count=1 -timeout 30m ./..."; \
+	UMTRACE_SKIPLOG=$$log $(GO) test -race -count=1 -timeout 30m ./...; rc=$$?; \
 	if [ -s $$log ]; then \
 		echo "umtrace: shared material absent ($$(head -n1 $$log | cut -f3)): $$(wc -l < $$log) tests in $$(cut -f1 $$log | sort -u | wc -l) packages skipped"; \
 	fi; rm -f $$log; exit $$rc
