@@ -77,6 +77,8 @@ rec() {
 want() { [ ${#NAMES[@]} -eq 0 ] && return 0; local n; for n in "${NAMES[@]}"; do [ "$n" = "$1" ] && return 0; done; return 1; }
 NAMES=("$@")
 ITERS=${ITERS:-10}
+# Model size for the managed recordings (a toy model's host step touches too little to storm).
+MANAGED_SIZE=${MANAGED_SIZE:---layers 4 --embd 512}
 
 if [ "${VALIDATE:-0}" = 1 ] && [ -n "$U" ]; then
 	echo "== validate"
@@ -87,12 +89,12 @@ fi
 # a) transformers loop under emit_nvtx, PyTorch's caching allocator: healthy, no iteration marks.
 want hf_emit_nvtx && rec hf_emit_nvtx 150 -- python3 "$S/hf_train.py" --emit-nvtx --iters "$ITERS"
 # b) the same loop on a managed-memory allocator, optimizer step on the host through the managed pages.
-want hf_managed && rec hf_managed 200 -- python3 "$S/hf_train.py" --emit-nvtx --alloc managed --opt host --iters "$ITERS"
+want hf_managed && rec hf_managed 200 -- python3 "$S/hf_train.py" --emit-nvtx --alloc managed --opt host --iters "$ITERS" $MANAGED_SIZE
 # c) torchrun, 2 ranks on cuda:0 over gloo, rank 1 managed + host optimizer; user train_step ranges.
 if want torchrun_gloo; then
 	TR=(torchrun); command -v torchrun >/dev/null || TR=(python3 -m torch.distributed.run)
 	rec torchrun_gloo 240 --trace-fork-before-exec=true -- "${TR[@]}" --standalone --nproc_per_node 2 \
-		"$S/hf_train.py" --ddp --managed-ranks 1 --nvtx-steps --iters "$ITERS"
+		"$S/hf_train.py" --ddp --managed-ranks 1 --nvtx-steps --iters "$ITERS" $MANAGED_SIZE
 fi
 # d) the emit_nvtx loop inside a torch.profiler schedule (ProfilerStep#N ranges), and Lightning with
 #    an NVTX callback (train_step N ranges).
