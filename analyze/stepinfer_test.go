@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/ingest/ingesttest"
 )
 
@@ -171,5 +172,45 @@ func TestNamedStepsBeforeInferred(t *testing.T) {
 	}
 	if st := analyzeScenario(t, tr).Steps; st.Source != "detected" || st.Range != "step N" || st.Count != 10 {
 		t.Errorf("steps %q x%d from %q", st.Range, st.Count, st.Source)
+	}
+}
+
+// TestInferStepsPerProcess: one file of two processes without NVTX, each
+// with its own loop (20 ms and 30 ms iterations ending in a sync, and one
+// of the graph launches every 30 ms): each process's analysis infers its
+// own iterations, and the whole file's holds both processes' steps.
+func TestInferStepsPerProcess(t *testing.T) {
+	tr := ingesttest.New("two.sqlite")
+	for i := range int64(10) {
+		t0 := i * 20 * ms
+		tr.Call(100, 1, "cudaLaunchKernel", t0, t0+ms/100)
+		tr.Kernel(100, 0, 7, "gemm_kernel", t0+ms/10, t0+3*ms)
+		tr.Call(100, 1, "cudaDeviceSynchronize", t0+ms, t0+3*ms)
+	}
+	for i := range int64(7) {
+		t0 := i * 30 * ms
+		tr.Call(200, 1, "cudaGraphLaunch", t0, t0+ms/50)
+		tr.Kernel(200, 1, 7, "gemm_kernel", t0+ms/10, t0+8*ms)
+	}
+	opts := analyze.DefaultOptions()
+	opts.SplitProcesses = true
+	f, err := analyze.AnalyzeFile(tr, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Processes) != 2 {
+		t.Fatalf("%d processes", len(f.Processes))
+	}
+	for k, want := range []struct {
+		n    int
+		mark string
+	}{{9, "cudaDeviceSynchronize returns recur every 20"}, {6, "CUDA graph launches recur every 30"}} {
+		st := f.Processes[k].Steps
+		if st.Source != "inferred" || st.Count != want.n || !strings.Contains(st.Evidence, want.mark) {
+			t.Errorf("pid %d: %d steps from %q: %s", f.Pids[k], st.Count, st.Source, st.Evidence)
+		}
+	}
+	if st := f.Whole.Steps; st.Count != 15 || !strings.Contains(st.Evidence, "pid 100") || !strings.Contains(st.Evidence, "pid 200") {
+		t.Errorf("whole file: %d steps: %s", st.Count, st.Evidence)
 	}
 }
