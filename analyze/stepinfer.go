@@ -207,7 +207,7 @@ func isSyncCopy(name string) bool {
 // inferSteps looks for iterations in the periodic structure of each
 // process: its explicit syncs and synchronous copies (each API apart; the
 // sync's return ends an iteration's host wait), its NCCL collectives (a
-// kernel's start) and its CUDA graph launches. Each process gets its
+// kernel's start; else an NCCL NVTX range's) and its CUDA graph launches. Each process gets its
 // clearest candidate, if any; the steps are those of every such process.
 // It returns the steps (sorted by start) and what says how they were
 // found, or why there are none.
@@ -264,6 +264,26 @@ func (a *analysis) inferSteps() ([]nvtxRange, []periodCand) {
 			}
 		}
 	}
+	// NCCL's NVTX ranges (PyTorch's "nccl:all_reduce", NCCL's own
+	// "ncclAllReduce") by process: where the kernels are not traced.
+	ncclRanges := map[int64][]int64{}
+	isNCCLName := map[int32]bool{}
+	for i := range c.ranges {
+		r := &c.ranges[i]
+		k := c.rangeKeys[r.key]
+		if k.nameID < 0 {
+			continue
+		}
+		yes, seen := isNCCLName[k.nameID]
+		if !seen {
+			yes = IsNCCLRange(c.nvtxNames.name(k.nameID))
+			isNCCLName[k.nameID] = yes
+		}
+		if yes {
+			pid := c.rangePids[k.proc]
+			ncclRanges[pid] = append(ncclRanges[pid], r.start)
+		}
+	}
 	graphs := map[int64][]int64{}
 	for _, g := range c.graphLaunches {
 		graphs[g.pid] = append(graphs[g.pid], g.start)
@@ -290,6 +310,9 @@ func (a *analysis) inferSteps() ([]nvtxRange, []periodCand) {
 	}
 	for pid, ts := range nccl {
 		try(pid, markNCCL, "NCCL collective kernels", ts)
+	}
+	for pid, ts := range ncclRanges {
+		try(pid, markNCCL, "NCCL NVTX ranges", ts)
 	}
 	for pid, ts := range graphs {
 		try(pid, markGraph, "CUDA graph launches", ts)

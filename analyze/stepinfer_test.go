@@ -97,6 +97,23 @@ func TestInferStepsFromNCCL(t *testing.T) {
 	}
 }
 
+// TestInferStepsFromNCCLRanges: a rank traced without its kernels' names
+// but with PyTorch's NVTX ranges around each collective ("nccl:all_reduce",
+// an op range, never a step itself): one every 30 ms, the iterations.
+func TestInferStepsFromNCCLRanges(t *testing.T) {
+	tr := ingesttest.New("ncclnvtx.sqlite")
+	for i := range int64(9) {
+		t0 := i * 30 * ms
+		tr.Call(100, 1, "cudaLaunchKernel", t0, t0+ms/100)
+		tr.Kernel(100, 0, 7, "gemm_kernel", t0+ms/10, t0+20*ms)
+		tr.NVTXRange(100, 1, "nccl:all_reduce", t0+20*ms, t0+ms/5+20*ms)
+	}
+	st := analyzeScenario(t, tr).Steps
+	if st.Source != "inferred" || st.Count != 8 || !strings.Contains(st.Evidence, "9 NCCL NVTX ranges recur every 30") {
+		t.Fatalf("steps x%d from %q: %s", st.Count, st.Source, st.Evidence)
+	}
+}
+
 // TestInferStepsFromGraphLaunches: a loop replaying one CUDA graph every
 // 10 ms (the host never waits): its launches are the iterations.
 func TestInferStepsFromGraphLaunches(t *testing.T) {
