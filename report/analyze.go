@@ -207,7 +207,7 @@ func stepHeadline(r *analyze.Result) Inline {
 		return T("no steps (" + r.Steps.Source + ")")
 	}
 	what := Cat(C(r.Steps.Range), T(" ranges"))
-	if r.Steps.Range == "" {
+	if r.Steps.Source == "inferred" {
 		what = Tf("iterations inferred from the trace's period (%s confidence)", r.Steps.Confidence)
 	}
 	if w := r.Steps.WarmupSteps; w > 0 {
@@ -318,7 +318,7 @@ func steps(d *Doc, r *analyze.Result) {
 		d.p(Tf("No steps: %s.", s.Source))
 		return
 	}
-	if s.Range == "" {
+	if s.Source == "inferred" {
 		d.p(Tf("%d steps inferred (%s confidence): %s.", s.Count, s.Confidence, s.Evidence))
 	} else {
 		d.p(Tf("%d steps from NVTX range ", s.Count), C(s.Range),
