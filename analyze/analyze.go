@@ -439,7 +439,9 @@ func (a *analysis) findSteps() {
 		st.Source = "no NVTX ranges in the trace; " + noStepsAdvice
 		if a.opts.StepRange != "" {
 			a.stepErr = &StepRangeError{Range: a.opts.StepRange}
+			return
 		}
+		a.inferOrNone()
 		return
 	}
 	groups := rangeGroups(&a.c.rangeTable, a.opts.StepRange)
@@ -450,6 +452,7 @@ func (a *analysis) findSteps() {
 			a.stepErr = &StepRangeError{Range: a.opts.StepRange, Matched: len(groups[a.opts.StepRange]), Names: a.c.rangeNames(rs)}
 		} else {
 			st.Source = "no NVTX range marks iterations (op and API ranges such as aten::... or ncclAllReduce are not steps); " + noStepsAdvice
+			a.inferOrNone()
 		}
 		return
 	}
@@ -468,6 +471,21 @@ func (a *analysis) findSteps() {
 		st.Source = "--step-range"
 		st.Confidence = "given"
 	}
+}
+
+// inferOrNone takes iterations from the trace's periodic structure when
+// it has a clear one (stepinfer.go); else the steps stay none, and their
+// source says so beside what to record.
+func (a *analysis) inferOrNone() {
+	st := &a.res.Steps
+	steps, cands := a.inferSteps()
+	if len(steps) == 0 {
+		st.Source = strings.Replace(st.Source, "; record ", "; "+noPeriodNote+"; record ", 1)
+		return
+	}
+	a.steps = steps
+	st.Source = "inferred"
+	st.Confidence, st.Evidence = inferredEvidence(cands)
 }
 
 // rangeGroups groups rt's ranges (as indices into rt.ranges, in range

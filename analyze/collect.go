@@ -40,6 +40,12 @@ type call struct {
 	stall    bool // filled by the analysis
 }
 
+// graphLaunch is one CUDA graph launch call.
+type graphLaunch struct{ start, pid int64 }
+
+// isGraphLaunch reports whether an API launches a CUDA graph.
+func isGraphLaunch(name string) bool { return name == "cudaGraphLaunch" || name == "cuGraphLaunch" }
+
 // noWork marks a call that waited for no GPU work.
 const noWork = -2000
 
@@ -264,7 +270,10 @@ type collector struct {
 	calls   []call
 	callBuf chunks.List[call]
 	managed int
-	threads map[streamKey]bool // (pid, tid)
+	// graphLaunches are the CUDA graph launches (cudaGraphLaunch,
+	// cuGraphLaunch): a periodic mark of iterations (stepinfer.go).
+	graphLaunches []graphLaunch
+	threads       map[streamKey]bool // (pid, tid)
 	// firstRT is each process's first CUDA runtime call (startup.go).
 	firstRT map[int64]*call
 	apiSpan span
@@ -583,6 +592,7 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 	classes := make([]*syncClass, len(local))
 	managed := make([]bool, len(local))
 	runtime := make([]bool, len(local))
+	graph := make([]bool, len(local))
 	// Threads seen, by a hash of the thread: rows not in time order
 	// change thread at almost every row, and a map write per row cost
 	// more than the rest of the loop.
@@ -597,6 +607,7 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 		}
 		managed[k] = managedAllocAPIs[n]
 		runtime[k] = isRuntimeAPI(n)
+		graph[k] = isGraphLaunch(n)
 	}
 	var first *call // firstRT of the last process seen
 	firstPid := int64(-1)
@@ -624,6 +635,9 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 		}
 		if managed[k] {
 			pa.managed++
+		}
+		if graph[k] {
+			c.graphLaunches = append(c.graphLaunches, graphLaunch{start: s, pid: p})
 		}
 		if runtime[k] {
 			if p != firstPid || first == nil {

@@ -253,6 +253,11 @@ func (c *collector) process(p int64) *collector {
 	pc.cfaults = take(c.cfaults, &o.cfaults, k)
 	pc.ranges = take(c.ranges, &o.ranges, k)
 	pc.allocs = take(c.allocs, &o.allocs, k)
+	for _, g := range c.graphLaunches {
+		if g.pid == p {
+			pc.graphLaunches = append(pc.graphLaunches, g)
+		}
+	}
 	pc.rangePids, pc.rangeKeys, pc.longEnds = c.rangePids, c.rangeKeys, c.longEnds
 	pc.multi = c.multi.procs[p]
 	if pc.multi == nil {

@@ -298,6 +298,9 @@ func (a summarizer) stepRows() {
 	var totalDur, totalBlocked, totalFaults int64
 	for i, s := range a.steps {
 		row := Step{Index: i, Name: c.rangeName(s), StartNs: s.start, DurationNs: s.end - s.start}
+		if s.nameID < 0 && st.Source == "inferred" {
+			row.Name = fmt.Sprintf("iteration %d (inferred)", i)
+		}
 		// Host-blocked time: union of host-blocking calls clipped to the step.
 		var cur span
 		have := false

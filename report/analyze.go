@@ -206,10 +206,14 @@ func stepHeadline(r *analyze.Result) Inline {
 	if r.Steps.Count == 0 {
 		return T("no steps (" + r.Steps.Source + ")")
 	}
-	if w := r.Steps.WarmupSteps; w > 0 {
-		return Cat(Tf("%s / %s ms over %d steady ", ms(r.Headline.StepP50Ns), ms(r.Headline.StepP99Ns), r.Steps.Count-w), C(r.Steps.Range), Tf(" ranges (+%d warm-up)", w))
+	what := Cat(C(r.Steps.Range), T(" ranges"))
+	if r.Steps.Source == "inferred" {
+		what = Tf("iterations inferred from the trace's period (%s confidence)", r.Steps.Confidence)
 	}
-	return Cat(Tf("%s / %s ms over %d ", ms(r.Headline.StepP50Ns), ms(r.Headline.StepP99Ns), r.Steps.Count), C(r.Steps.Range), T(" ranges"))
+	if w := r.Steps.WarmupSteps; w > 0 {
+		return Cat(Tf("%s / %s ms over %d steady ", ms(r.Headline.StepP50Ns), ms(r.Headline.StepP99Ns), r.Steps.Count-w), what, Tf(" (+%d warm-up)", w))
+	}
+	return Cat(Tf("%s / %s ms over %d ", ms(r.Headline.StepP50Ns), ms(r.Headline.StepP99Ns), r.Steps.Count), what)
 }
 
 var episodeHead = []string{"#", "start", "end", "duration ms", "stalls", "syncs", "blocked ms", "excess ms", "GPU faults", "CPU faults", "fault-driven migrated", "steps"}
@@ -314,8 +318,12 @@ func steps(d *Doc, r *analyze.Result) {
 		d.p(Tf("No steps: %s.", s.Source))
 		return
 	}
-	d.p(Tf("%d steps from NVTX range ", s.Count), C(s.Range),
-		Tf(" (%s, %s confidence: %s).", s.Source, s.Confidence, s.Evidence))
+	if s.Source == "inferred" {
+		d.p(Tf("%d steps inferred (%s confidence): %s.", s.Count, s.Confidence, s.Evidence))
+	} else {
+		d.p(Tf("%d steps from NVTX range ", s.Count), C(s.Range),
+			Tf(" (%s, %s confidence: %s).", s.Source, s.Confidence, s.Evidence))
+	}
 	steady := s.Count - s.WarmupSteps
 	if s.WarmupSteps > 0 {
 		d.p(Tf("Step %d is the warm-up (%s ms, over %.1f× the median of the others): it is kept out of the figures below, the chart's scale and diff.",

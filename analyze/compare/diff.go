@@ -24,7 +24,7 @@ const Alpha = 0.05
 const MinRelChange = 0.10
 
 // Method describes the significance test, printed in every report.
-const Method = "alpha 0.05, on per-step durations and per-step blocked shares (when both traces have NVTX steps) and on per-call durations of host-blocking APIs. " +
+const Method = "alpha 0.05, on per-step durations and per-step blocked shares (when both traces have steps: NVTX ranges, or iterations inferred from a clear period) and on per-call durations of host-blocking APIs. " +
 	"P50 rows: two-sided Mann-Whitney U test (normal approximation with tie and continuity correction), effect size Cliff's delta, at least 5 samples a side. " +
 	"P95/P99 rows: Harrell-Davis quantile estimates with Maritz-Jarrett standard errors, two-sided z test and 95% interval of the change, " +
 	"at least 40 samples a side for P95 and 200 for P99 (two samples above the percentile); fewer samples are \"too few to test\". " +

@@ -84,7 +84,29 @@ type ClockAlignment struct {
 	SpreadNs     int64  `json:"spread_ns"`     // largest spread (P90 − P10) of collective end differences: the error bound
 	MatchedRanks int    `json:"matched_ranks"` // ranks whose collectives were matched
 	Note         string `json:"note"`
+	// Refused lists the files whose collective-end correction the
+	// matched collectives do not support: their clocks stay as the
+	// session starts put them (clock_correction_ns 0).
+	Refused []RefusedCorrection `json:"refused_corrections"`
 }
+
+// RefusedCorrection is a clock correction the evidence did not support.
+type RefusedCorrection struct {
+	File         string `json:"file"`
+	CorrectionNs int64  `json:"correction_ns"` // the median collective-end difference's correction, not applied
+	Matched      int    `json:"matched"`       // collectives matched by position with the reference rank
+	Overlapping  int    `json:"overlapping"`   // of those, pairs that would overlap in time after the correction
+	Reason       string `json:"reason"`
+}
+
+// minClockEvidence is how many matched collectives a clock correction
+// needs; minOverlapShare is the share of them that must overlap in time
+// on both clocks once corrected (a collective holds every rank until the
+// last one arrives, so the same collective on two ranks shares a moment).
+const (
+	minClockEvidence = 3
+	minOverlapShare  = 0.9
+)
 
 // Step is one step across the ranks.
 type Step struct {
@@ -306,6 +328,7 @@ func assignRanks(ranks []*rankIn, jr *Result) {
 // same moment on every rank, whatever the hosts' clocks say).
 func (jr *Result) alignClocks(ranks []*rankIn) {
 	c := &jr.Clock
+	c.Refused = []RefusedCorrection{}
 	zero := int64(0)
 	have := 0
 	for _, r := range ranks {
@@ -363,21 +386,66 @@ func (jr *Result) alignClocks(ranks []*rankIn) {
 		jr.Warnings = append(jr.Warnings, "collective counts differ between ranks: collectives matched by position up to the shortest rank, clocks not refined")
 		return
 	}
-	c.Method += " + collective-end refinement"
 	ref := ranks[0]
 	byFile := map[string][]int64{}
+	var files []string
 	for _, r := range ranks[1:] {
+		if r.file == ref.file {
+			continue // one clock per file; the reference file keeps its own
+		}
+		if _, ok := byFile[r.file]; !ok {
+			files = append(files, r.file)
+		}
 		for k := 0; k < n; k++ {
 			byFile[r.file] = append(byFile[r.file], (r.col[k].EndNs+r.offset)-(ref.col[k].EndNs+ref.offset))
 		}
 	}
-	for _, r := range ranks {
-		if r.file == ref.file {
-			continue // one clock per file; the reference file keeps its own
-		}
-		d := byFile[r.file]
+	corr := map[string]int64{}
+	for _, f := range files {
+		d := slices.Clone(byFile[f])
 		slices.Sort(d)
-		r.corr = -d[len(d)/2]
+		corr[f] = -d[len(d)/2]
+	}
+	// A correction stands only where the collectives support it: enough
+	// of them, and once shifted, nearly every pair sharing a moment. Two
+	// recordings that are not one job's (or collectives matched wrongly)
+	// give a median difference all the same: a "correction" of seconds
+	// that no collective bears out.
+	for _, f := range files {
+		if corr[f] == 0 {
+			continue
+		}
+		matched, overlapping := 0, 0
+		for _, r := range ranks[1:] {
+			if r.file != f {
+				continue
+			}
+			s := r.offset + corr[f]
+			for k := 0; k < n; k++ {
+				matched++
+				if r.col[k].StartNs+s <= ref.col[k].EndNs+ref.offset && ref.col[k].StartNs+ref.offset <= r.col[k].EndNs+s {
+					overlapping++
+				}
+			}
+		}
+		var why string
+		switch {
+		case n < minClockEvidence:
+			why = fmt.Sprintf("%d matched collectives are too few to support a clock correction (it takes %d)", n, minClockEvidence)
+		case float64(overlapping) < minOverlapShare*float64(matched):
+			why = fmt.Sprintf("after it only %d of %d matched collectives would overlap in time with rank %d's (a collective holds every rank until the last arrives; it takes %.0f%%): they are not the same collectives on one clock", overlapping, matched, ref.rank, 100*minOverlapShare)
+		default:
+			continue
+		}
+		c.Refused = append(c.Refused, RefusedCorrection{File: f, CorrectionNs: corr[f], Matched: matched, Overlapping: overlapping, Reason: why})
+		jr.Warnings = append(jr.Warnings, fmt.Sprintf("clock correction of %s for %s refused: %s; its clock stays as its session start puts it", analyze.FormatNs(float64(abs64(corr[f]))), f, why))
+		delete(corr, f)
+	}
+	for _, r := range ranks {
+		r.corr = corr[r.file]
+	}
+	if len(c.Refused) < len(files) {
+		c.Method += " + collective-end refinement"
 	}
 	for _, r := range ranks[1:] {
 		var d []int64
@@ -391,6 +459,16 @@ func (jr *Result) alignClocks(ranks []*rankIn) {
 	}
 	c.MatchedRanks = len(ranks)
 	c.Note = fmt.Sprintf("each file's clock is shifted so that its %d collectives end, in median, when rank %d's do; the spread of the end differences left (P10–P90, %s) bounds the alignment error", n, ref.rank, analyze.FormatNs(float64(c.SpreadNs)))
+	if len(c.Refused) > 0 {
+		var fs []string
+		for _, x := range c.Refused {
+			fs = append(fs, fmt.Sprintf("%s (%s: %s)", x.File, analyze.FormatNs(float64(abs64(x.CorrectionNs))), x.Reason))
+		}
+		c.Note = fmt.Sprintf("the %d matched collectives do not support the clock correction of %s, kept on its session-start clock; the residual and spread are those left on the clocks used", n, strings.Join(fs, "; "))
+		if len(c.Refused) < len(files) {
+			c.Note = fmt.Sprintf("each other file's clock is shifted so that its %d collectives end, in median, when rank %d's do (spread P10–P90 %s); %s", n, ref.rank, analyze.FormatNs(float64(c.SpreadNs)), c.Note)
+		}
+	}
 }
 
 func abs64(v int64) int64 {

@@ -1,0 +1,58 @@
+package analyze
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestPeriodicNeverFromNoise: marks at random moments (gaps uniform over
+// 1-60 ms, or exponential about 20 ms), 6 to 300 of them, never make a
+// period: 2,000 sequences, no iterations inferred.
+func TestPeriodicNeverFromNoise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 1))
+	for k := range 2000 {
+		n := 6 + rng.IntN(295)
+		ts := make([]int64, n)
+		var at int64
+		for i := range ts {
+			if k%2 == 0 {
+				at += 1_000_000 + rng.Int64N(59_000_000)
+			} else {
+				at += 1 + int64(rng.ExpFloat64()*20e6)
+			}
+			ts[i] = at
+		}
+		if b, lag, sp, per, ok := periodic(ts); ok {
+			t.Fatalf("sequence %d (%d marks): %d iterations of %d marks, period %.0f ns, spread %.3f from noise", k, n, len(b)-1, lag, per, sp)
+		}
+	}
+}
+
+// TestPeriodicFindsLoops: a loop of 1 to 6 marks per iteration at fixed
+// offsets, every iteration 20 ms with 2% jitter, and a first iteration
+// three times as long (warm-up), is found with its marks per iteration.
+func TestPeriodicFindsLoops(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 2))
+	for m := 1; m <= 6; m++ {
+		offs := []int64{0}
+		for len(offs) < m {
+			offs = append(offs, offs[len(offs)-1]+1_000_000+rng.Int64N(2_000_000))
+		}
+		var ts []int64
+		at := int64(0)
+		for i := range 30 {
+			for _, o := range offs {
+				ts = append(ts, at+o)
+			}
+			d := int64(20_000_000)
+			if i == 0 {
+				d *= 3
+			}
+			at += d + rng.Int64N(800_000) - 400_000
+		}
+		b, lag, _, per, ok := periodic(ts)
+		if !ok || lag != m || len(b) < 29 || per < 19e6 || per > 21e6 {
+			t.Errorf("%d marks per iteration: found %v, %d per iteration, %d iterations of %.0f ns", m, ok, lag, len(b)-1, per)
+		}
+	}
+}
