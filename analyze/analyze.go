@@ -470,7 +470,53 @@ func (a *analysis) findSteps() {
 	if a.opts.StepRange != "" {
 		st.Source = "--step-range"
 		st.Confidence = "given"
+		return
 	}
+	var cut []nvtxRange
+	if a.steps, cut = dropPartialTail(a.steps); len(cut) > 0 {
+		st.Evidence += fmt.Sprintf("; the last range of %d process(es) (%s) is far shorter than the others and holds no iteration (the step a profiler schedule opens at exit): left out", len(cut), FormatNs(float64(cut[0].end-cut[0].start)))
+	}
+}
+
+// partialTail is how much shorter than the median of its process's other
+// steps a process's last step must be to hold no iteration.
+const partialTail = 0.1
+
+// dropPartialTail leaves out of steps (sorted by start) each process's
+// last step when it lasted under partialTail of the median of that
+// process's others (at least 3): torch.profiler's prof.step() after the
+// last iteration opens one more ProfilerStep#N range, closed at exit a
+// few microseconds later. It returns the steps kept and those left out.
+func dropPartialTail(steps []nvtxRange) (kept, cut []nvtxRange) {
+	byProc := map[int32][]int{}
+	for i, s := range steps {
+		byProc[s.proc] = append(byProc[s.proc], i)
+	}
+	drop := map[int]bool{}
+	for _, ix := range byProc {
+		if len(ix) < 4 {
+			continue
+		}
+		d := make([]float64, 0, len(ix)-1)
+		for _, i := range ix[:len(ix)-1] {
+			d = append(d, float64(steps[i].end-steps[i].start))
+		}
+		last := ix[len(ix)-1]
+		if float64(steps[last].end-steps[last].start) < partialTail*median64(d) {
+			drop[last] = true
+		}
+	}
+	if len(drop) == 0 {
+		return steps, nil
+	}
+	for i, s := range steps {
+		if drop[i] {
+			cut = append(cut, s)
+		} else {
+			kept = append(kept, s)
+		}
+	}
+	return kept, cut
 }
 
 // inferOrNone takes iterations from the trace's periodic structure when

@@ -25,6 +25,9 @@ func TestPeriodicNeverFromNoise(t *testing.T) {
 		if b, lag, sp, per, ok := periodic(ts); ok {
 			t.Fatalf("sequence %d (%d marks): %d iterations of %d marks, period %.0f ns, spread %.3f from noise", k, n, len(b)-1, lag, per, sp)
 		}
+		if b, lag, sp, per, ok := periodicSegment(ts); ok {
+			t.Fatalf("sequence %d (%d marks): a segment of %d iterations of %d marks, period %.0f ns, spread %.3f from noise", k, n, len(b)-1, lag, per, sp)
+		}
 	}
 }
 
@@ -54,5 +57,43 @@ func TestPeriodicFindsLoops(t *testing.T) {
 		if !ok || lag != m || len(b) < 29 || per < 19e6 || per > 21e6 {
 			t.Errorf("%d marks per iteration: found %v, %d per iteration, %d iterations of %.0f ns", m, ok, lag, len(b)-1, per)
 		}
+	}
+}
+
+// TestPeriodicSegment: a burst of start-up syncs (52 marks 0.1-0.7 ms
+// apart, as pinning a list of batches gives), a 333 ms first iteration,
+// then 9 iterations of 79 ms, then 3 teardown syncs: the loop is found
+// with its first (warm-up) iteration, 10 in all, as hf_managed's
+// recording has it; the burst alone or a loop of too few iterations is
+// not.
+func TestPeriodicSegment(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 3))
+	var ts []int64
+	at := int64(9_321_000_000)
+	for range 52 {
+		at += 100_000 + rng.Int64N(600_000)
+		ts = append(ts, at)
+	}
+	warm := at
+	at += 333_000_000
+	loop := at
+	ts = append(ts, at)
+	for range 9 {
+		at += 78_000_000 + rng.Int64N(4_000_000)
+		ts = append(ts, at)
+	}
+	for range 3 {
+		at += 200_000
+		ts = append(ts, at)
+	}
+	b, lag, _, per, ok := periodicSegment(ts)
+	if !ok || lag != 1 || len(b)-1 != 10 || b[0] != warm || b[1] != loop || per < 78e6 || per > 82e6 {
+		t.Fatalf("got ok %v, %d iterations of %d marks, period %.0f ns, first %d (want 10 of 1, from %d, then %d)", ok, len(b)-1, lag, per, b[0], warm, loop)
+	}
+	if _, _, _, _, ok := periodicSegment(ts[:52]); ok {
+		t.Error("the start-up burst alone gave iterations")
+	}
+	if _, _, _, _, ok := periodicSegment(ts[:56]); ok {
+		t.Error("3 loop iterations gave iterations")
 	}
 }

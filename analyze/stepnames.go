@@ -40,14 +40,28 @@ var (
 		"nccl", "MPI_", "PMPI_", "Optimizer.", "[LightningModule]", "[Strategy]", "[Callback]",
 		"[LightningDataModule]", "[_", "## ",
 	}
-	opMarks      = regexp.MustCompile(`, (seq|op_id) = N|::|^cu[A-Z]|^cuda[A-Z]`)
+	opMarks      = regexp.MustCompile(`::|^cu[A-Z]|^cuda[A-Z]`)
+	// emitNVTXTail is what torch.autograd.profiler.emit_nvtx appends to
+	// every range it opens, op or record_function ("aten::mm, seq = 12,
+	// op_id = 999730"; "ProfilerStep#3, op_id = 2866").
+	emitNVTXTail = regexp.MustCompile(`(, (seq|op_id) = N)+$`)
 	numberedWord = regexp.MustCompile(`(?i)^ProfilerStep#N$|(^|[^a-z])(step|iter|iteration|batch)[\s_#:=-]*N($|[^a-z])`)
 	iterWord     = regexp.MustCompile(`(?i)step|iter|batch`)
 	epochWord    = regexp.MustCompile(`(?i)epoch`)
 )
 
-// classifyStepKey says what kind of step marker a range key is.
+// classifyStepKey says what kind of step marker a range key is. Under
+// emit_nvtx every range carries a seq/op_id tail: the name before it
+// decides (an op's "aten::mm", the profiler schedule's "ProfilerStep#N"
+// or a user's record_function), except that a bare name with such a tail
+// and no iteration word is an op.
 func classifyStepKey(key string) stepKind {
+	if base := emitNVTXTail.ReplaceAllString(key, ""); base != key {
+		if k := classifyStepKey(base); k >= stepEpoch {
+			return k
+		}
+		return stepOp
+	}
 	for _, p := range opPrefixes {
 		if strings.HasPrefix(key, p) {
 			return stepOp
