@@ -174,7 +174,7 @@ const (
 const (
 	inferSegmentMinSteps = 8
 	inferSegmentSpread   = 0.05
-	inferSegmentNear   = 0.1
+	inferSegmentNear     = 0.1
 )
 
 // inferMaxWarmup bounds the warm-up iteration periodicSegment adds before

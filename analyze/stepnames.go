@@ -40,7 +40,7 @@ var (
 		"nccl", "MPI_", "PMPI_", "Optimizer.", "[LightningModule]", "[Strategy]", "[Callback]",
 		"[LightningDataModule]", "[_", "## ",
 	}
-	opMarks      = regexp.MustCompile(`::|^cu[A-Z]|^cuda[A-Z]`)
+	opMarks = regexp.MustCompile(`::|^cu[A-Z]|^cuda[A-Z]`)
 	// emitNVTXTail is what torch.autograd.profiler.emit_nvtx appends to
 	// every range it opens, op or record_function ("aten::mm, seq = 12,
 	// op_id = 999730"; "ProfilerStep#3, op_id = 2866").
