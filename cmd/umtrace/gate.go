@@ -9,7 +9,8 @@ import (
 	"slices"
 
 	"github.com/umtrace/umtrace/analyze/gate"
-	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/batch"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/exitcode"
 	"github.com/umtrace/umtrace/internal/outfile"
 	"github.com/umtrace/umtrace/report"
 )
@@ -121,12 +122,12 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 		base = &m
 	}
 	paths := fs.Args()
-	ids := job.TraceIDs(paths, nil)
+	ids := batch.TraceIDs(paths, nil)
 	o := gate.Outcome{AllowUnknown: *allowUnknown}
 	for _, p := range paths {
 		t, err := af.opener().Analyze(p, opts)
 		if err != nil {
-			if job.Code(err) != exitBadInput {
+			if exitcode.Of(err) != exitBadInput {
 				return err
 			}
 			o.Errors = append(o.Errors, gate.Check{Trace: ids[p], Name: "analyze", Detail: oneLine(err.Error())})

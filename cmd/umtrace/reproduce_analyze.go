@@ -2,14 +2,14 @@ package main
 
 import (
 	"github.com/umtrace/umtrace/analyze"
-	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/opener"
 	"github.com/umtrace/umtrace/reproducer"
 )
 
 func init() {
 	// --validate analyzes each scenario's trace as analyze does.
 	analyzeTrace = func(path string) (*reproducer.Analysis, error) {
-		t, err := job.Opener{}.Analyze(path, analyze.DefaultOptions())
+		t, err := opener.Opener{}.Analyze(path, analyze.DefaultOptions())
 		if err != nil {
 			return nil, err
 		}
