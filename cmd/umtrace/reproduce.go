@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/umtrace/umtrace/internal/nsysbin"
 	"github.com/umtrace/umtrace/reproducer"
 )
 
@@ -145,7 +146,7 @@ func cmdReproduce(stdout, stderr io.Writer, args []string) error {
 	}
 	nsys := ""
 	if !*noNsys {
-		p, err := reproducer.FindNsys(*nsysPath)
+		p, err := nsysbin.Find(*nsysPath)
 		if err != nil {
 			return usageErr("%v", err)
 		}
@@ -232,7 +233,7 @@ func reproduceValidate(stdout, stderr io.Writer, out, nsysFlag string, size, ste
 	if err := reproducer.Available(); err != nil {
 		return badInput(err)
 	}
-	nsys, err := reproducer.FindNsys(nsysFlag)
+	nsys, err := nsysbin.Find(nsysFlag)
 	if err != nil {
 		return usageErr("%v", err)
 	}

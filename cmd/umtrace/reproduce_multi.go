@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/umtrace/umtrace/internal/nsysbin"
 	"github.com/umtrace/umtrace/reproducer"
 )
 
@@ -138,7 +139,7 @@ func cmdReproduceMulti(stdout, stderr io.Writer, args []string) error {
 	}
 	nsys := ""
 	if !m.noNsys {
-		if nsys, err = reproducer.FindNsys(m.nsys); err != nil {
+		if nsys, err = nsysbin.Find(m.nsys); err != nil {
 			return usageErr("%v", err)
 		}
 	}

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/umtrace/umtrace/cmd/umtrace/internal/exitcode"
+	"github.com/umtrace/umtrace/internal/nsysbin"
 	"github.com/umtrace/umtrace/internal/outfile"
-	"github.com/umtrace/umtrace/reproducer"
 )
 
 // ReportExts are the Nsight Systems report file extensions umtrace reads
@@ -101,14 +101,14 @@ func (o Opener) cacheDir() (string, error) {
 	return filepath.Join(d, "umtrace", "nsys-export"), nil
 }
 
-// nsysBinary is Nsys, $UMTRACE_NSYS or what reproducer.FindNsys finds
+// nsysBinary is Nsys, $UMTRACE_NSYS or what nsysbin.Find finds
 // (PATH, then standard install locations); "" when there is none.
 func (o Opener) nsysBinary() (string, error) {
 	explicit := o.Nsys
 	if explicit == "" {
 		explicit = os.Getenv("UMTRACE_NSYS")
 	}
-	p, err := reproducer.FindNsys(explicit)
+	p, err := nsysbin.Find(explicit)
 	if err != nil {
 		return "", err
 	}
