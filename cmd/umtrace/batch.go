@@ -97,6 +97,33 @@ func summaryBase(sh batch.Shard) string {
 	return fmt.Sprintf("summary-shard-%d-of-%d", sh.Index, sh.Count)
 }
 
+// batchProgress reports each finished input on stderr: a bar on a
+// terminal, a line each otherwise; nothing when quiet.
+func batchProgress(stderr io.Writer, quiet bool) func(batch.Progress) {
+	if quiet {
+		return func(batch.Progress) {}
+	}
+	tty := isTerminal(stderr)
+	return func(p batch.Progress) {
+		if tty {
+			const width = 30
+			n := width * p.Done / max(p.Total, 1)
+			fmt.Fprintf(stderr, "\r\033[K[%s%s] %d/%d %s (%s)", strings.Repeat("#", n), strings.Repeat(".", width-n), p.Done, p.Total, p.Trace, p.Status)
+			if p.Done == p.Total {
+				fmt.Fprintln(stderr)
+			}
+			return
+		}
+		line := fmt.Sprintf("batch: [%d/%d] %s: %s", p.Done, p.Total, p.Trace, p.Status)
+		if p.Status == "failed" {
+			line += ": " + p.Row.Reason
+		} else {
+			line += ", verdict " + p.Row.Verdict
+		}
+		fmt.Fprintln(stderr, line)
+	}
+}
+
 func cmdBatch(stdout, stderr io.Writer, args []string) error {
 	fs := newFlags("batch", stdout, stderr)
 	out := outputFlags(fs, "summary", "md", "md", "text", "html", "json", "csv")
@@ -136,31 +163,9 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 		return usageErr("-o %v; refusing to overwrite it", err)
 	}
 
-	progress := func(p batch.Progress) {}
-	if !*quiet {
-		tty := isTerminal(stderr)
-		progress = func(p batch.Progress) {
-			if tty {
-				const width = 30
-				n := width * p.Done / max(p.Total, 1)
-				fmt.Fprintf(stderr, "\r\033[K[%s%s] %d/%d %s (%s)", strings.Repeat("#", n), strings.Repeat(".", width-n), p.Done, p.Total, p.Trace, p.Status)
-				if p.Done == p.Total {
-					fmt.Fprintln(stderr)
-				}
-				return
-			}
-			line := fmt.Sprintf("batch: [%d/%d] %s: %s", p.Done, p.Total, p.Trace, p.Status)
-			if p.Status == "failed" {
-				line += ": " + p.Row.Reason
-			} else {
-				line += ", verdict " + p.Row.Verdict
-			}
-			fmt.Fprintln(stderr, line)
-		}
-	}
 	sum, err := batch.Run(paths, ids, batch.Options{
 		Out: dir, Jobs: *jobs, Force: *force, Version: Version, Analyze: opts, Open: af.opener(),
-		Reports: reportsFor(), Progress: progress,
+		Reports: reportsFor(), Progress: batchProgress(stderr, *quiet),
 	})
 	if err != nil {
 		return internal(err)
