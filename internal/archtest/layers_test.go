@@ -1,4 +1,4 @@
-package layers
+package archtest
 
 import (
 	"fmt"
@@ -28,7 +28,7 @@ type layer struct {
 func layers() []layer {
 	return []layer{
 		{"base", "no umtrace imports", []string{
-			"internal/outfile", "internal/nsysbin", "internal/layers", "cmd/umtrace/internal/exitcode", "ingest/testshared"}},
+			"internal/outfile", "internal/nsysbin", "internal/archtest", "cmd/umtrace/internal/exitcode", "ingest/testshared"}},
 		{"model", "schemas, Source, Builder", []string{"ingest"}},
 		{"files", "trace and log readers, synthetic and redacted traces", []string{
 			"ingest/nsys/...", "ingest/sanitizer", "ingest/ingesttest", "synth", "redact"}},
@@ -104,7 +104,7 @@ func violations(ls []layer, g map[string][]string) []string {
 	for _, pkg := range slices.Sorted(maps.Keys(g)) {
 		li := layerOf(ls, pkg)
 		if li < 0 {
-			vs = append(vs, fmt.Sprintf("%s is in no layer: add it to layers() in internal/layers/layers_test.go and the picture in docs/architecture.md", pkg))
+			vs = append(vs, fmt.Sprintf("%s is in no layer: add it to layers() in internal/archtest/layers_test.go and the picture in docs/architecture.md", pkg))
 			continue
 		}
 		for _, imp := range g[pkg] {
@@ -247,6 +247,6 @@ func TestLayersPicture(t *testing.T) {
 	}
 	want := picture(layers())
 	if !strings.Contains(string(data), want) {
-		t.Errorf("%s does not draw the layers of internal/layers (write this in place of its layers diagram):\n%s", path.Clean(doc), want)
+		t.Errorf("%s does not draw the layers of internal/archtest (write this in place of its layers diagram):\n%s", path.Clean(doc), want)
 	}
 }
