@@ -18,13 +18,15 @@ import (
 // cut short) become l.Warnings; only a read error or input without a single
 // sanitizer line is an error, and so is input past MaxLineBytes without a
 // line break or past MaxInputBytes in all (wrapping ErrTooLarge).
-func ParseText(r io.Reader, name string) (*Log, error) {
+func ParseText(r io.Reader, name string) (*Log, error) { return parseText(r, name, maxLimits()) }
+
+func parseText(r io.Reader, name string, lim limits) (*Log, error) {
 	p := &textParser{l: &Log{Path: name, Format: "text"}}
-	sc := bufio.NewScanner(newCapReader(r))
+	sc := bufio.NewScanner(newCapReader(r, lim.input))
 	sc.Buffer(make([]byte, 0, 64<<10), maxLineLen+2)
 	cut := 0
 	var skipping bool // in the rest of cut line p.lineNo
-	sc.Split(splitLines(&cut, &skipping, maxLine))
+	sc.Split(splitLines(&cut, &skipping, lim.line))
 	for sc.Scan() {
 		p.lineNo++
 		b := sc.Bytes()
@@ -40,7 +42,7 @@ func ParseText(r io.Reader, name string) (*Log, error) {
 	if err := sc.Err(); err != nil {
 		if err == errLineTooLong {
 			// The cut line is p.lineNo, read already.
-			return nil, &LimitError{fmt.Sprintf("line %d longer than %s without a line break", p.lineNo, size(maxLine))}
+			return nil, &LimitError{fmt.Sprintf("line %d longer than %s without a line break", p.lineNo, size(lim.line))}
 		}
 		line := p.lineNo + 1
 		if skipping {

@@ -68,10 +68,12 @@ type xmlRecord struct {
 // warning; one that is malformed before any record is an error. Input past
 // MaxInputBytes, or a token or top-level element (record) longer than
 // MaxLineBytes, is an error wrapping ErrTooLarge.
-func ParseXML(r io.Reader, name string) (*Log, error) {
+func ParseXML(r io.Reader, name string) (*Log, error) { return parseXML(r, name, maxLimits()) }
+
+func parseXML(r io.Reader, name string, lim limits) (*Log, error) {
 	l := &Log{Path: name, Format: "xml", Driver: "compute-sanitizer"}
-	cr := newCapReader(r)
-	cr.span, cr.spanWhat = maxLine, "an XML token or element"
+	cr := newCapReader(r, lim.input)
+	cr.span, cr.spanWhat = lim.line, "an XML token or element"
 	d := xml.NewDecoder(cr)
 	d.Strict = true
 	sawRoot := false
