@@ -90,7 +90,7 @@ func TestEndlessText(t *testing.T) {
 // A log of exactly the input limit and a line of exactly the line limit
 // are read; one more byte is an error.
 func TestLimitsAreExact(t *testing.T) {
-	lim := limits{line: 2 << 20} // input: set below
+	lim := limits{line: 2 << 20}       // input: set below
 	long := strings.Repeat("x", 2<<20) // the cut line: maxLineLen kept, the rest skipped
 	in := sanHeader + sanRecord + long + "\n" + sanRecord + "========= ERROR SUMMARY: 2 errors\n"
 	lim.input = int64(len(in))
