@@ -24,7 +24,7 @@ const (
 
 // limited are the directories (below the module root) that keep the
 // limits; "dir/..." is dir's subtree.
-var limited = []string{"cmd/umtrace/...", "analyze/...", "report/...", "reproducer", "internal/..."}
+var limited = []string{"cmd/umtrace/...", "analyze/...", "report/...", "reproducer", "internal/...", "ingest/sanitizer"}
 
 // onceState are package-level variables set after their declaration that
 // are no switch: state computed once, under a sync.Once.
