@@ -1,6 +1,10 @@
 package analyze
 
-import "io"
+import (
+	"io"
+
+	"github.com/umtrace/umtrace/ingest/sanitizer"
+)
 
 // Options control an analysis. The zero value is not useful; start from
 // DefaultOptions.
@@ -13,8 +17,9 @@ type Options struct {
 	// Thresholds of the storm detector.
 	Thresholds Thresholds
 	// Sanitizer holds parsed compute-sanitizer / cuda-memcheck logs to put
-	// next to the trace (Result.Sanitizer).
-	Sanitizer []SanitizerInput
+	// next to the trace (Result.Sanitizer), their findings grouped by
+	// sanitizer.ByDetail.
+	Sanitizer []*sanitizer.Log
 	// TopN bounds the rows of "top" tables (kernels, address ranges, fault
 	// sites) in the result.
 	TopN int
@@ -75,23 +80,4 @@ const DefaultMergeGapNs = 50_000_000
 // DefaultOptions returns the default options.
 func DefaultOptions() Options {
 	return Options{Thresholds: DefaultThresholds, TopN: 10}
-}
-
-// SanitizerInput is one compute-sanitizer / cuda-memcheck log as the
-// analysis needs it; ingest/sanitizer parses the log, the caller converts.
-type SanitizerInput struct {
-	File       string // base name
-	Tool       string
-	ToolErrors int64 // from the tool's ERROR SUMMARY, -1 when absent
-	Warnings   int   // parse warnings
-	Findings   []SanitizerFinding
-}
-
-// SanitizerFinding is one finding of a SanitizerInput.
-type SanitizerFinding struct {
-	Tool, Severity, Kind string
-	Kernel               string // as printed
-	KernelBase           string // ingest.KernelBaseName(Kernel)
-	Location             string // file:line, file, or ""
-	Detail               string
 }

@@ -2,10 +2,12 @@ package analyze
 
 import (
 	"cmp"
+	"path/filepath"
 	"slices"
 	"sort"
 
 	"github.com/umtrace/umtrace/ingest"
+	"github.com/umtrace/umtrace/ingest/sanitizer"
 )
 
 // SanitizerReport puts compute-sanitizer / cuda-memcheck findings next to
@@ -39,8 +41,9 @@ type SanitizerGroup struct {
 	StormEpisodes []int  `json:"storm_episodes"` // indexes of storm episodes in which the kernel ran
 }
 
-// sanitizerReport joins the logs' findings to the trace's kernels.
-func (a devicer) sanitizerReport(logs []SanitizerInput) *SanitizerReport {
+// sanitizerReport joins the logs' findings, grouped by sanitizer.ByDetail,
+// to the trace's kernels.
+func (a devicer) sanitizerReport(logs []*sanitizer.Log) *SanitizerReport {
 	if len(logs) == 0 {
 		return nil
 	}
@@ -83,40 +86,32 @@ func (a devicer) sanitizerReport(logs []SanitizerInput) *SanitizerReport {
 	for i := range perEp {
 		epNames[i] = names(perEp[i])
 	}
-	matches := func(f *SanitizerFinding, ns []string) bool {
+	matches := func(g *sanitizer.Group, ns []string) bool {
 		for _, n := range ns {
-			if f.KernelBase != "" && f.KernelBase == ingest.KernelBaseName(n) {
+			if g.Kernel != "" && g.Kernel == ingest.KernelBaseName(n) {
 				return true
 			}
 		}
 		return false
 	}
-	type key struct{ tool, sev, kind, kernel, loc, detail string }
-	groups := map[key]*SanitizerGroup{}
 	for _, l := range logs {
-		sl := SanitizerLog{File: l.File, Tool: l.Tool, Findings: len(l.Findings), ToolErrors: l.ToolErrors, Warnings: l.Warnings}
-		rep.Logs = append(rep.Logs, sl)
-		for i := range l.Findings {
-			f := &l.Findings[i]
-			k := key{f.Tool, f.Severity, f.Kind, f.KernelBase, f.Location, f.Detail}
-			g := groups[k]
-			if g == nil {
-				g = &SanitizerGroup{Tool: f.Tool, Severity: f.Severity, Kind: f.Kind, Kernel: f.KernelBase, Location: f.Location, Detail: f.Detail, StormEpisodes: []int{}}
-				if f.Kernel != "" {
-					g.KernelInTrace = matches(f, allNames)
-					for j, ns := range epNames {
-						if matches(f, ns) {
-							g.StormEpisodes = append(g.StormEpisodes, a.res.Episodes[j].Index)
-						}
-					}
-				}
-				groups[k] = g
-			}
-			g.Count++
+		sl := SanitizerLog{File: filepath.Base(l.Path), Tool: l.Tool, Findings: len(l.Findings), ToolErrors: -1, Warnings: len(l.Warnings)}
+		if l.Summary.HasErrors {
+			sl.ToolErrors = l.Summary.Errors
 		}
+		rep.Logs = append(rep.Logs, sl)
 	}
-	for _, g := range groups {
-		rep.Groups = append(rep.Groups, *g)
+	for _, g := range sanitizer.GroupFindings(sanitizer.ByDetail, logs...) {
+		sg := SanitizerGroup{Tool: g.Tool, Severity: g.Severity, Kind: g.Kind, Kernel: g.Kernel, Location: g.Location, Detail: g.What, Count: g.Count, StormEpisodes: []int{}}
+		if g.KernelName != "" {
+			sg.KernelInTrace = matches(g, allNames)
+			for j, ns := range epNames {
+				if matches(g, ns) {
+					sg.StormEpisodes = append(sg.StormEpisodes, a.res.Episodes[j].Index)
+				}
+			}
+		}
+		rep.Groups = append(rep.Groups, sg)
 	}
 	slices.SortFunc(rep.Groups, func(x, y SanitizerGroup) int {
 		return cmp.Or(cmp.Compare(len(y.StormEpisodes), len(x.StormEpisodes)), cmp.Compare(y.Count, x.Count),

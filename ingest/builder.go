@@ -446,9 +446,7 @@ func (d *dictionary) array() arrow.Array {
 
 // pool recycles the fixed-width buffers of released batches. 8 MiB is
 // enough for the parts a scan reads at once (readAheadBytes of batches in
-// flight); the 64 MiB it held before were live heap at the analysis's
-// peak: name-diverse 369 -> 352 MiB peak RSS, easy, address-diverse and
-// 30M rows no slower (scripts/abtime.sh).
+// flight); why not more: docs/performance.md, "The batch buffer pool".
 var pool = &recycler{free: map[int][][]byte{}, max: 8 << 20}
 
 // recycler is a memory.Allocator that keeps freed buffers, by capacity, for

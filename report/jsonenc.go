@@ -59,9 +59,8 @@ const blockElems = 512
 // by up to GOMAXPROCS workers and written in order: the same bytes as one
 // encoder writes. A block is encoded into a buffer from a fixed set that
 // the writer hands back once the block is written, so a long list takes a
-// few blocks' worth of memory (a buffer of half the list, as before, grew
-// by doubling: a fifth of the page faults of a 4-process 12M-row
-// analysis). Buffers are handed out in block order, before the block is,
+// few blocks' worth of memory (docs/performance.md, "JSON lists in
+// blocks"). Buffers are handed out in block order, before the block is,
 // so the block the writer waits for always has one.
 func (e *encoder) listBlocks(v reflect.Value, n, depth int) {
 	type job struct {

@@ -9,27 +9,7 @@ import (
 	"github.com/umtrace/umtrace/ingest/sanitizer"
 )
 
-// SanitizerGroup is the findings of one log that share severity, kind, kernel,
-// source location and what went wrong.
-type SanitizerGroup struct {
-	Count     int      `json:"count"`
-	Severity  string   `json:"severity"`
-	Kind      string   `json:"kind"`
-	Kernel    string   `json:"kernel,omitempty"`      // base name
-	KernelSig string   `json:"kernel_name,omitempty"` // as printed, first record's
-	Location  string   `json:"location,omitempty"`
-	What      string   `json:"what,omitempty"`
-	Threads   int      `json:"threads,omitempty"` // distinct (block, thread) pairs
-	Blocks    int      `json:"blocks,omitempty"`
-	Hazards   int64    `json:"hazards,omitempty"`
-	LeakBytes int64    `json:"leak_bytes,omitempty"`
-	APIs      []string `json:"apis,omitempty"` // in order of first appearance
-	FirstLine int      `json:"first_log_line"`
-
-	threads map[[2]sanitizer.Dim3]bool
-	blocks  map[sanitizer.Dim3]bool
-}
-
+// SanitizerToolSummary is the tool's own summary lines of one log.
 type SanitizerToolSummary struct {
 	Errors          *int64 `json:"errors,omitempty"`
 	NotPrinted      int64  `json:"not_printed,omitempty"`
@@ -40,6 +20,7 @@ type SanitizerToolSummary struct {
 	RaceWarnings    *int64 `json:"race_warnings,omitempty"`
 }
 
+// SanitizerLogSummary is one log as umtrace sanitizer reports it.
 type SanitizerLogSummary struct {
 	File          string                `json:"file"`
 	Format        string                `json:"format"`
@@ -50,7 +31,7 @@ type SanitizerLogSummary struct {
 	Kinds         map[string]int        `json:"kinds"`
 	ToolSummary   *SanitizerToolSummary `json:"tool_summary,omitempty"`
 	ParseWarnings int                   `json:"parse_warnings"`
-	Groups        []*SanitizerGroup     `json:"groups"`
+	Groups        []*sanitizer.Group    `json:"groups"`
 }
 
 func sevRank(s string) int {
@@ -63,56 +44,8 @@ func sevRank(s string) int {
 	return 2
 }
 
-// sanWhat describes a finding without its per-instance values (thread,
-// address, API), so that repeats of one bug fall into one group.
-func sanWhat(f *sanitizer.Finding) string {
-	var parts []string
-	add := func(s string) {
-		if s != "" {
-			parts = append(parts, s)
-		}
-	}
-	switch f.Kind {
-	case sanitizer.KindAPIError:
-		e := f.APIError
-		switch {
-		case f.HasResult && e != "":
-			e = fmt.Sprintf("%s (error %d)", e, f.APIResult)
-		case f.HasResult:
-			e = fmt.Sprintf("error %d", f.APIResult)
-		}
-		add(e)
-		if f.Detail != "" {
-			add(fmt.Sprintf("%q", f.Detail))
-		}
-	case sanitizer.KindRace:
-		acc := f.Access
-		if len(f.RaceWith) > 0 {
-			peers := make([]string, len(f.RaceWith))
-			for i := range f.RaceWith {
-				peers[i] = f.RaceWith[i].Access + " at " + f.RaceWith[i].Where()
-			}
-			acc += " vs " + strings.Join(peers, ", ")
-		}
-		add(acc)
-		add(f.Detail)
-	case sanitizer.KindLeak:
-	case sanitizer.KindInvalidAccess, sanitizer.KindUninitialized:
-		add(strings.TrimSpace(f.Space + " " + f.Access))
-		if f.HasSize {
-			add(fmt.Sprintf("%d bytes", f.Size))
-		}
-		add(f.Detail)
-	default:
-		if f.Detail != "" {
-			add(f.Detail)
-		} else {
-			add(f.Message)
-		}
-	}
-	return strings.Join(parts, ", ")
-}
-
+// SummarizeSanitizerLog is the summary of one log: its counts, the tool's
+// summary and its findings grouped (sanitizer.ByWhat), errors first.
 func SummarizeSanitizerLog(l *sanitizer.Log) SanitizerLogSummary {
 	s := SanitizerLogSummary{File: l.Path, Format: l.Format, Driver: l.Driver, Tool: l.Tool,
 		Findings: len(l.Findings), Severities: map[string]int{}, Kinds: l.Counts(), ParseWarnings: len(l.Warnings)}
@@ -129,32 +62,10 @@ func SummarizeSanitizerLog(l *sanitizer.Log) SanitizerLogSummary {
 		}
 		s.ToolSummary = t
 	}
-	groups := map[[5]string]*SanitizerGroup{}
 	for i := range l.Findings {
-		f := &l.Findings[i]
-		s.Severities[f.Severity]++
-		k := [5]string{f.Severity, f.Kind, f.KernelBase, f.Location(), sanWhat(f)}
-		g := groups[k]
-		if g == nil {
-			g = &SanitizerGroup{Severity: k[0], Kind: k[1], Kernel: k[2], KernelSig: f.Kernel, Location: k[3], What: k[4],
-				FirstLine: f.LogLine, threads: map[[2]sanitizer.Dim3]bool{}, blocks: map[sanitizer.Dim3]bool{}}
-			groups[k] = g
-		}
-		g.Count++
-		if f.HasThread {
-			g.threads[[2]sanitizer.Dim3{f.Block, f.Thread}] = true
-			g.blocks[f.Block] = true
-		}
-		g.Hazards += f.Hazards
-		g.LeakBytes += f.LeakBytes
-		if f.API != "" && !contains(g.APIs, f.API) {
-			g.APIs = append(g.APIs, f.API)
-		}
+		s.Severities[l.Findings[i].Severity]++
 	}
-	for _, g := range groups {
-		g.Threads, g.Blocks = len(g.threads), len(g.blocks)
-		s.Groups = append(s.Groups, g)
-	}
+	s.Groups = sanitizer.GroupFindings(sanitizer.ByWhat, l)
 	sort.Slice(s.Groups, func(i, j int) bool {
 		a, b := s.Groups[i], s.Groups[j]
 		if ra, rb := sevRank(a.Severity), sevRank(b.Severity); ra != rb {
@@ -178,18 +89,9 @@ func SummarizeSanitizerLog(l *sanitizer.Log) SanitizerLogSummary {
 		return a.FirstLine < b.FirstLine
 	})
 	if s.Groups == nil {
-		s.Groups = []*SanitizerGroup{}
+		s.Groups = []*sanitizer.Group{}
 	}
 	return s
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func plural(n int64, one, many string) string {
@@ -200,7 +102,7 @@ func plural(n int64, one, many string) string {
 }
 
 // sanDetails is a group's WHAT column with its aggregates.
-func sanDetails(g *SanitizerGroup) string {
+func sanDetails(g *sanitizer.Group) string {
 	parts := []string{}
 	if g.What != "" {
 		parts = append(parts, g.What)

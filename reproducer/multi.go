@@ -192,14 +192,15 @@ func deviceCount() (int, error) {
 	return int(n), nil
 }
 
-// RunRank runs one rank of a multi-rank scenario.
-func RunRank(o RankOptions) (*RankResult, error) {
+// normalize checks o and fills in its defaults; it returns the scenario
+// o names.
+func (o *RankOptions) normalize() (MultiScenario, error) {
 	sc, ok := LookupMulti(o.Scenario)
 	if !ok {
-		return nil, fmt.Errorf("unknown multi-rank scenario %q", o.Scenario)
+		return sc, fmt.Errorf("unknown multi-rank scenario %q", o.Scenario)
 	}
 	if o.Ranks < 1 || o.Rank < 0 || o.Rank >= o.Ranks {
-		return nil, fmt.Errorf("rank %d of %d", o.Rank, o.Ranks)
+		return sc, fmt.Errorf("rank %d of %d", o.Rank, o.Ranks)
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -209,6 +210,89 @@ func RunRank(o RankOptions) (*RankResult, error) {
 	}
 	if o.Steps <= 0 {
 		o.Steps = DefaultSteps
+	}
+	return sc, nil
+}
+
+// agreeExchange settles the exchange every rank uses each step: NCCL
+// when asked or possible (one GPU per rank), else a host barrier with a
+// host-staged copy. Rank 0 decides and publishes it in the rendezvous
+// directory; with NCCL it returns the communicator (the caller destroys
+// it). It sets res.Exchange.
+func agreeExchange(o RankOptions, sc MultiScenario, ndev int, res *RankResult) (useNCCL bool, comm unsafe.Pointer, err error) {
+	switch o.Exchange {
+	case "nccl":
+		useNCCL = true
+	case "auto", "":
+		useNCCL = sc.PerRankTrace && o.Ranks > 1 && o.Ranks <= ndev
+	}
+	res.Exchange = "host barrier"
+	if useNCCL {
+		v, err := loadNCCL()
+		if err != nil {
+			if o.Exchange == "nccl" {
+				return false, nil, err
+			}
+			useNCCL = false
+			fmt.Fprintf(o.Log, "rank %d: %v; using a host barrier\n", o.Rank, err)
+		} else {
+			res.Exchange = v
+		}
+	}
+	// Everyone agrees on the exchange: rank 0 decides and publishes it.
+	if o.Rank == 0 {
+		mode := "host"
+		if useNCCL {
+			id := make([]byte, 128)
+			if err := ncclCk("ncclGetUniqueId", C.um_nccl_id(unsafe.Pointer(&id[0]))); err != nil {
+				return false, nil, err
+			}
+			if err := os.WriteFile(filepath.Join(o.Rendezvous, "nccl.id"), id, 0o644); err != nil {
+				return false, nil, err
+			}
+			mode = "nccl"
+		}
+		tmp := filepath.Join(o.Rendezvous, "exchange.tmp")
+		if err := os.WriteFile(tmp, []byte(mode), 0o644); err != nil {
+			return false, nil, err
+		}
+		if err := os.Rename(tmp, filepath.Join(o.Rendezvous, "exchange")); err != nil {
+			return false, nil, err
+		}
+	}
+	if err := barrier(o.Rendezvous, "start", o.Rank, o.Ranks); err != nil {
+		return false, nil, err
+	}
+	b, err := os.ReadFile(filepath.Join(o.Rendezvous, "exchange"))
+	if err != nil {
+		return false, nil, err
+	}
+	if string(b) == "nccl" && !useNCCL {
+		return false, nil, errors.New("rank 0 chose NCCL but this rank cannot load it")
+	}
+	useNCCL = string(b) == "nccl"
+	if !useNCCL {
+		res.Exchange = "host barrier"
+	}
+	if useNCCL {
+		id, err := os.ReadFile(filepath.Join(o.Rendezvous, "nccl.id"))
+		if err != nil || len(id) != 128 {
+			return false, nil, fmt.Errorf("nccl id: %v", err)
+		}
+		var c unsafe.Pointer
+		if err := ncclCk("ncclCommInitRank", C.um_nccl_init(&c, C.int(o.Ranks), unsafe.Pointer(&id[0]), C.int(o.Rank))); err != nil {
+			return false, nil, err
+		}
+		return true, c, nil
+	}
+	return false, nil, nil
+}
+
+// RunRank runs one rank of a multi-rank scenario.
+func RunRank(o RankOptions) (*RankResult, error) {
+	sc, err := o.normalize()
+	if err != nil {
+		return nil, err
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -249,74 +333,11 @@ func RunRank(o RankOptions) (*RankResult, error) {
 	r.stream = stream
 	defer C.um_stream_destroy(stream)
 
-	// The exchange: NCCL when asked or possible, else a host barrier with
-	// a host-staged copy of the exchange buffer.
-	useNCCL := false
-	switch o.Exchange {
-	case "nccl":
-		useNCCL = true
-	case "auto", "":
-		useNCCL = sc.PerRankTrace && o.Ranks > 1 && o.Ranks <= ndev
-	}
-	res.Exchange = "host barrier"
-	var comm unsafe.Pointer
-	if useNCCL {
-		v, err := loadNCCL()
-		if err != nil {
-			if o.Exchange == "nccl" {
-				return nil, err
-			}
-			useNCCL = false
-			fmt.Fprintf(o.Log, "rank %d: %v; using a host barrier\n", o.Rank, err)
-		} else {
-			res.Exchange = v
-		}
-	}
-	// Everyone agrees on the exchange: rank 0 decides and publishes it.
-	if o.Rank == 0 {
-		mode := "host"
-		if useNCCL {
-			id := make([]byte, 128)
-			if err := ncclCk("ncclGetUniqueId", C.um_nccl_id(unsafe.Pointer(&id[0]))); err != nil {
-				return nil, err
-			}
-			if err := os.WriteFile(filepath.Join(o.Rendezvous, "nccl.id"), id, 0o644); err != nil {
-				return nil, err
-			}
-			mode = "nccl"
-		}
-		tmp := filepath.Join(o.Rendezvous, "exchange.tmp")
-		if err := os.WriteFile(tmp, []byte(mode), 0o644); err != nil {
-			return nil, err
-		}
-		if err := os.Rename(tmp, filepath.Join(o.Rendezvous, "exchange")); err != nil {
-			return nil, err
-		}
-	}
-	if err := barrier(o.Rendezvous, "start", o.Rank, o.Ranks); err != nil {
-		return nil, err
-	}
-	b, err := os.ReadFile(filepath.Join(o.Rendezvous, "exchange"))
+	useNCCL, comm, err := agreeExchange(o, sc, ndev, res)
 	if err != nil {
 		return nil, err
 	}
-	if string(b) == "nccl" && !useNCCL {
-		return nil, errors.New("rank 0 chose NCCL but this rank cannot load it")
-	}
-	useNCCL = string(b) == "nccl"
-	if !useNCCL {
-		res.Exchange = "host barrier"
-	}
-	if useNCCL {
-		id, err := os.ReadFile(filepath.Join(o.Rendezvous, "nccl.id"))
-		if err != nil || len(id) != 128 {
-			return nil, fmt.Errorf("nccl id: %v", err)
-		}
-		var c unsafe.Pointer
-		if err := ncclCk("ncclCommInitRank", C.um_nccl_init(&c, C.int(o.Ranks), unsafe.Pointer(&id[0]), C.int(o.Rank))); err != nil {
-			return nil, err
-		}
-		comm = c
+	if comm != nil {
 		defer C.um_nccl_destroy(comm)
 	}
 	fmt.Fprintf(o.Log, "rank %d/%d: %s, %d MB, %d steps on GPU %d %s, exchange %s, storm rank %d\n",
@@ -363,29 +384,8 @@ func RunRank(o RankOptions) (*RankResult, error) {
 			C.um_cpu_touch(buf, C.size_t(bytes))
 		}
 		t0 := time.Now()
-		if useNCCL {
-			nvtxPush("nccl:all_reduce")
-			err := ncclCk("ncclAllReduce", C.um_nccl_allreduce(comm, xbuf, xbytes/4, r.stream))
-			if err == nil {
-				err = ck("cuStreamSynchronize", C.um_stream_sync(r.stream))
-			}
-			nvtxPop()
-			if err != nil {
-				return err
-			}
-		} else {
-			nvtxPush("barrier")
-			err := barrier(o.Rendezvous, fmt.Sprintf("step%d", i), o.Rank, o.Ranks)
-			if err == nil {
-				err = ck("cuMemcpyDtoH exchange", C.um_dtoh(host, xbuf, xbytes))
-			}
-			if err == nil {
-				err = ck("cuMemcpyHtoD exchange", C.um_htod(xbuf, host, xbytes))
-			}
-			nvtxPop()
-			if err != nil {
-				return err
-			}
+		if err := collective(o, i, useNCCL, comm, r.stream, xbuf, host, xbytes); err != nil {
+			return err
 		}
 		res.CollectiveMs = append(res.CollectiveMs, float64(time.Since(t0).Microseconds())/1e3)
 		return nil
@@ -397,4 +397,26 @@ func RunRank(o RankOptions) (*RankResult, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// collective is step i's exchange: an NCCL all-reduce of xbuf, or a host
+// barrier and a round trip of xbuf through host.
+func collective(o RankOptions, i int, useNCCL bool, comm unsafe.Pointer, stream C.CUstream, xbuf C.CUdeviceptr, host unsafe.Pointer, xbytes C.size_t) error {
+	if useNCCL {
+		nvtxPush("nccl:all_reduce")
+		defer nvtxPop()
+		if err := ncclCk("ncclAllReduce", C.um_nccl_allreduce(comm, xbuf, xbytes/4, stream)); err != nil {
+			return err
+		}
+		return ck("cuStreamSynchronize", C.um_stream_sync(stream))
+	}
+	nvtxPush("barrier")
+	defer nvtxPop()
+	if err := barrier(o.Rendezvous, fmt.Sprintf("step%d", i), o.Rank, o.Ranks); err != nil {
+		return err
+	}
+	if err := ck("cuMemcpyDtoH exchange", C.um_dtoh(host, xbuf, xbytes)); err != nil {
+		return err
+	}
+	return ck("cuMemcpyHtoD exchange", C.um_htod(xbuf, host, xbytes))
 }

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 )
 
@@ -22,39 +21,6 @@ var NsysProfileArgs = []string{
 	"--cuda-um-gpu-page-faults=true",
 	"--cuda-memory-usage=true",
 	"--force-overwrite=true",
-}
-
-// FindNsys returns the nsys binary: explicit if given, else nsys on PATH,
-// else the usual install locations. It returns "" and no error when none
-// is found.
-func FindNsys(explicit string) (string, error) {
-	if explicit != "" {
-		if _, err := os.Stat(explicit); err != nil {
-			return "", fmt.Errorf("nsys: %w", err)
-		}
-		return explicit, nil
-	}
-	if p, err := exec.LookPath("nsys"); err == nil {
-		return p, nil
-	}
-	var cands []string
-	for _, g := range []string{
-		"/usr/local/cuda/bin/nsys",
-		"/opt/nvidia/nsight-systems/*/bin/nsys",
-		"/opt/nvidia/nsight-systems/*/target-linux-x64/nsys",
-		"/opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys",
-		"/usr/local/cuda*/nsight-systems*/bin/nsys",
-	} {
-		m, _ := filepath.Glob(g)
-		sort.Sort(sort.Reverse(sort.StringSlice(m)))
-		cands = append(cands, m...)
-	}
-	for _, c := range cands {
-		if fi, err := os.Stat(c); err == nil && !fi.IsDir() {
-			return c, nil
-		}
-	}
-	return "", nil
 }
 
 // StepsFile is where a child run writes its Result, next to the trace.

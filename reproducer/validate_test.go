@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/umtrace/umtrace/analyze/analyzetest"
 	"github.com/umtrace/umtrace/ingest/testshared"
 	"github.com/umtrace/umtrace/report"
 )
@@ -26,10 +27,8 @@ func TestValidateCommittedTraces(t *testing.T) {
 			if _, err := os.Stat(trace); err != nil {
 				t.Fatalf("committed trace missing: %v", err)
 			}
-			a, res, err := AnalyzeTrace(trace)
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, res := analyzetest.Open(t, trace)
+			a := AnalysisOf(res)
 			if a.Storm != sc.Storm {
 				t.Errorf("verdict %s (%s), want %s", res.Verdict, res.Reason, ExpectedLabel(sc.Storm))
 			}

@@ -1,5 +1,5 @@
 // Package analyzetest is the tests' way to open and analyze a trace (the
-// program's own is cmd/umtrace/internal/job.Opener): one helper instead of
+// program's own is cmd/umtrace/internal/opener.Opener): one helper instead of
 // the same open, analyze, fail-on-error lines in every test file.
 package analyzetest
 

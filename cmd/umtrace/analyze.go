@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/ingest/sanitizer"
@@ -77,7 +76,7 @@ func cmdAnalyze(stdout, stderr io.Writer, args []string) error {
 		for _, w := range l.Warnings {
 			fmt.Fprintln(stderr, w)
 		}
-		opts.Sanitizer = append(opts.Sanitizer, sanitizerInput(l))
+		opts.Sanitizer = append(opts.Sanitizer, l)
 	}
 	// A file of several CUDA processes is a job: the same pass analyzes
 	// each process too.
@@ -105,19 +104,4 @@ func cmdAnalyze(stdout, stderr io.Writer, args []string) error {
 		return failed(fmt.Errorf("%s: storm: %s", path, res.Reason))
 	}
 	return nil
-}
-
-// sanitizerInput is what analyze needs of a parsed sanitizer log.
-func sanitizerInput(l *sanitizer.Log) analyze.SanitizerInput {
-	in := analyze.SanitizerInput{File: filepath.Base(l.Path), Tool: l.Tool, ToolErrors: -1, Warnings: len(l.Warnings),
-		Findings: make([]analyze.SanitizerFinding, len(l.Findings))}
-	if l.Summary.HasErrors {
-		in.ToolErrors = l.Summary.Errors
-	}
-	for i := range l.Findings {
-		f := &l.Findings[i]
-		in.Findings[i] = analyze.SanitizerFinding{Tool: f.Tool, Severity: f.Severity, Kind: f.Kind, Kernel: f.Kernel,
-			KernelBase: f.KernelBase, Location: f.Location(), Detail: f.Detail}
-	}
-	return in
 }

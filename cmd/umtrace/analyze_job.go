@@ -8,7 +8,8 @@ import (
 
 	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/analyze/multirank"
-	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/batch"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/opener"
 	"github.com/umtrace/umtrace/report"
 )
 
@@ -33,13 +34,13 @@ func isJobArgs(args []string) bool {
 }
 
 // analyzeJob analyzes args as one job and writes the job report. Each
-// file goes through the opener (job.Opener.AnalyzeFiles), as a single
+// file goes through the opener (opener.Opener.AnalyzeFiles), as a single
 // trace does, so a bad option exits with the same code either way.
 // jobMode is what the user said of job mode: force a job, or never make one.
 type jobMode struct{ force, never bool }
 
-func analyzeJob(stdout io.Writer, args []string, o job.Opener, opts analyze.Options, out *output, jm jobMode, failOnStorm bool) error {
-	paths, fails := job.Expand(args)
+func analyzeJob(stdout io.Writer, args []string, o opener.Opener, opts analyze.Options, out *output, jm jobMode, failOnStorm bool) error {
+	paths, fails := batch.Expand(args)
 	if len(fails) > 0 {
 		return badInput(fmt.Errorf("%s", fails[0].Reason))
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/umtrace/umtrace/analyze"
-	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/batch"
 	"github.com/umtrace/umtrace/internal/outfile"
 	"github.com/umtrace/umtrace/report"
 )
@@ -44,21 +44,21 @@ func isTerminal(w io.Writer) bool {
 }
 
 // reportsFor returns batch's per-trace reports: markdown and JSON.
-func reportsFor() []job.Report {
-	mk := func(ext, format string) job.Report {
-		return job.Report{Ext: ext, Write: func(w io.Writer, res *analyze.Result) error { return report.Generate(w, res, format) }}
+func reportsFor() []batch.Report {
+	mk := func(ext, format string) batch.Report {
+		return batch.Report{Ext: ext, Write: func(w io.Writer, res *analyze.Result) error { return report.Generate(w, res, format) }}
 	}
-	return []job.Report{mk(".md", "md"), mk(".json", "json")}
+	return []batch.Report{mk(".md", "md"), mk(".json", "json")}
 }
 
 // inputs are a multi-trace command's inputs: the shard's part of the
 // expanded arguments, every input's id, and the arguments that matched
 // nothing (reported by shard 1 only).
 type inputs struct {
-	shard   job.Shard
+	shard   batch.Shard
 	paths   []string
 	ids     map[string]string
-	missing []job.Failure
+	missing []batch.Failure
 }
 
 // expandInputs expands args (directories, globs, files) and selects the
@@ -68,19 +68,19 @@ func expandInputs(args []string, shard string) (inputs, error) {
 	if err != nil {
 		return inputs{}, err
 	}
-	all, missing := job.Expand(args)
+	all, missing := batch.Expand(args)
 	if sh.Index > 1 {
 		missing = nil
 	}
-	return inputs{shard: sh, paths: sh.Select(all), ids: job.TraceIDs(all, nil), missing: missing}, nil
+	return inputs{shard: sh, paths: sh.Select(all), ids: batch.TraceIDs(all, nil), missing: missing}, nil
 }
 
 // parseShardFlag parses --shard ("" selects everything).
-func parseShardFlag(s string) (job.Shard, error) {
+func parseShardFlag(s string) (batch.Shard, error) {
 	if s == "" {
-		return job.Shard{}, nil
+		return batch.Shard{}, nil
 	}
-	sh, err := job.ParseShard(s)
+	sh, err := batch.ParseShard(s)
 	if err != nil {
 		return sh, usageErr("--shard: %v", err)
 	}
@@ -90,18 +90,45 @@ func parseShardFlag(s string) (job.Shard, error) {
 // summaryBase names the summary files: "summary", or
 // "summary-shard-I-of-N" for one shard, so shards sharing an output
 // directory do not overwrite each other's summaries.
-func summaryBase(sh job.Shard) string {
+func summaryBase(sh batch.Shard) string {
 	if sh.All() {
 		return "summary"
 	}
 	return fmt.Sprintf("summary-shard-%d-of-%d", sh.Index, sh.Count)
 }
 
+// batchProgress reports each finished input on stderr: a bar on a
+// terminal, a line each otherwise; nothing when quiet.
+func batchProgress(stderr io.Writer, quiet bool) func(batch.Progress) {
+	if quiet {
+		return func(batch.Progress) {}
+	}
+	tty := isTerminal(stderr)
+	return func(p batch.Progress) {
+		if tty {
+			const width = 30
+			n := width * p.Done / max(p.Total, 1)
+			fmt.Fprintf(stderr, "\r\033[K[%s%s] %d/%d %s (%s)", strings.Repeat("#", n), strings.Repeat(".", width-n), p.Done, p.Total, p.Trace, p.Status)
+			if p.Done == p.Total {
+				fmt.Fprintln(stderr)
+			}
+			return
+		}
+		line := fmt.Sprintf("batch: [%d/%d] %s: %s", p.Done, p.Total, p.Trace, p.Status)
+		if p.Status == "failed" {
+			line += ": " + p.Row.Reason
+		} else {
+			line += ", verdict " + p.Row.Verdict
+		}
+		fmt.Fprintln(stderr, line)
+	}
+}
+
 func cmdBatch(stdout, stderr io.Writer, args []string) error {
 	fs := newFlags("batch", stdout, stderr)
 	out := outputFlags(fs, "summary", "md", "md", "text", "html", "json", "csv")
 	outDir := outDirFlag(fs, "umtrace-batch", "output `DIR`: traces/<id>.{md,json} per trace, summary.{md,html,json,csv,parquet}")
-	jobs := fs.IntP("jobs", "j", job.DefaultJobs(), "traces analyzed at once (memory grows with it)")
+	jobs := fs.IntP("jobs", "j", batch.DefaultJobs(), "traces analyzed at once (memory grows with it)")
 	shardFlag := fs.String("shard", "", "analyze only part I of N of the sorted inputs (index % N == I-1), e.g. for a Slurm array")
 	force := fs.Bool("force", false, "re-analyze traces even when a previous run's results match their content hash and umtrace version")
 	quiet := fs.BoolP("quiet", "q", false, "no progress on stderr")
@@ -136,31 +163,9 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 		return usageErr("-o %v; refusing to overwrite it", err)
 	}
 
-	progress := func(p job.Progress) {}
-	if !*quiet {
-		tty := isTerminal(stderr)
-		progress = func(p job.Progress) {
-			if tty {
-				const width = 30
-				n := width * p.Done / max(p.Total, 1)
-				fmt.Fprintf(stderr, "\r\033[K[%s%s] %d/%d %s (%s)", strings.Repeat("#", n), strings.Repeat(".", width-n), p.Done, p.Total, p.Trace, p.Status)
-				if p.Done == p.Total {
-					fmt.Fprintln(stderr)
-				}
-				return
-			}
-			line := fmt.Sprintf("batch: [%d/%d] %s: %s", p.Done, p.Total, p.Trace, p.Status)
-			if p.Status == "failed" {
-				line += ": " + p.Row.Reason
-			} else {
-				line += ", verdict " + p.Row.Verdict
-			}
-			fmt.Fprintln(stderr, line)
-		}
-	}
-	sum, err := job.Run(paths, ids, job.Options{
+	sum, err := batch.Run(paths, ids, batch.Options{
 		Out: dir, Jobs: *jobs, Force: *force, Version: Version, Analyze: opts, Open: af.opener(),
-		Reports: reportsFor(), Progress: progress,
+		Reports: reportsFor(), Progress: batchProgress(stderr, *quiet),
 	})
 	if err != nil {
 		return internal(err)
@@ -194,7 +199,7 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 		return internal(fmt.Errorf("encode summary parquet: %w", err))
 	}
 	for ext, b := range map[string][]byte{".md": md.Bytes(), ".html": html.Bytes(), ".json": js.Bytes(), ".csv": csvBuf.Bytes(), ".parquet": pq.Bytes()} {
-		if err := job.WriteFileAtomic(base+ext, b); err != nil {
+		if err := batch.WriteFileAtomic(base+ext, b); err != nil {
 			return internal(err)
 		}
 	}

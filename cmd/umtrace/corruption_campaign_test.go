@@ -16,7 +16,8 @@ import (
 	"time"
 
 	"github.com/umtrace/umtrace/analyze"
-	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/exitcode"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/opener"
 	"github.com/umtrace/umtrace/ingest/nsys"
 	"github.com/umtrace/umtrace/report"
 )
@@ -68,7 +69,7 @@ func TestCorruptionCampaign(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, err := campaignReport(job.Opener{}, p)
+		rep, err := campaignReport(opener.Opener{}, p)
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
@@ -107,7 +108,7 @@ func TestCorruptionCampaign(t *testing.T) {
 	count := func(k string) { mu.Lock(); stats[k]++; mu.Unlock() }
 	check := func(m mutant, driver bool) {
 		damaged := !integrityOK(m.path)
-		rep, err := campaignReportDeadline(t, m, job.Opener{})
+		rep, err := campaignReportDeadline(t, m, opener.Opener{})
 		switch {
 		case err != nil:
 			count("error")
@@ -115,12 +116,12 @@ func TestCorruptionCampaign(t *testing.T) {
 			if strings.ContainsAny(msg, "\n\r") || !strings.Contains(msg, m.path) {
 				t.Errorf("%s: error not one line naming the file: %q", m.name, msg)
 			}
-			if c := job.Code(err); c != exitBadInput {
+			if c := exitcode.Of(err); c != exitBadInput {
 				t.Errorf("%s: exit %d, want 3: %v", m.name, c, err)
 			}
 			if !driver && errors.Is(err, nsys.ErrDamaged) {
 				// --salvage reads on around what the reader found.
-				if rep, err := campaignReportDeadline(t, m, job.Opener{Salvage: true}); err == nil && !bytes.Contains(rep, []byte(`"partial": true`)) {
+				if rep, err := campaignReportDeadline(t, m, opener.Opener{Salvage: true}); err == nil && !bytes.Contains(rep, []byte(`"partial": true`)) {
 					t.Errorf("%s: --salvage: the report does not say partial", m.name)
 				} else if err == nil {
 					count("salvaged")
@@ -142,13 +143,13 @@ func TestCorruptionCampaign(t *testing.T) {
 			// export reads tables analysis does not: the damage may
 			// be there, and it is the input's fault (exit 3), not 4.
 			out := filepath.Join(filepath.Dir(m.path), "dataset")
-			outErr, inErr := exportOne(job.Opener{}, m.path, "x", out, "parquet", "", analyze.DefaultOptions())
+			outErr, inErr := exportOne(opener.Opener{}, m.path, "x", out, "parquet", "", analyze.DefaultOptions())
 			if outErr != nil {
 				t.Errorf("%s: export failed as an output error (exit 4): %v", m.name, outErr)
 			}
 			if inErr != nil {
 				count("export: bad input")
-				if c := job.Code(inErr); c != exitBadInput {
+				if c := exitcode.Of(inErr); c != exitBadInput {
 					t.Errorf("%s: export: exit %d, want 3: %v", m.name, c, inErr)
 				}
 			}
@@ -196,7 +197,7 @@ func TestCorruptionCampaign(t *testing.T) {
 
 // campaignReport analyzes path through o: the JSON report less its
 // warnings and partial mark (the figures).
-func campaignReport(o job.Opener, path string) ([]byte, error) {
+func campaignReport(o opener.Opener, path string) ([]byte, error) {
 	tr, err := o.Analyze(path, analyze.DefaultOptions())
 	if err != nil {
 		return nil, err
@@ -214,7 +215,7 @@ func campaignReport(o job.Opener, path string) ([]byte, error) {
 
 // campaignReportDeadline is campaignReport with a deadline: a mutant that
 // takes longer hangs the reader.
-func campaignReportDeadline(t *testing.T, m mutant, o job.Opener) ([]byte, error) {
+func campaignReportDeadline(t *testing.T, m mutant, o opener.Opener) ([]byte, error) {
 	type res struct {
 		b   []byte
 		err error

@@ -6,7 +6,7 @@ import (
 
 	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/analyze/compare"
-	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/opener"
 	"github.com/umtrace/umtrace/report"
 )
 
@@ -27,7 +27,7 @@ func init() {
 }
 
 // diffSide analyzes one trace with its per-call sync samples, in one read.
-func diffSide(o job.Opener, path string, opts analyze.Options) (compare.Side, error) {
+func diffSide(o opener.Opener, path string, opts analyze.Options) (compare.Side, error) {
 	opts.SyncSamples = true
 	t, err := o.Analyze(path, opts)
 	if err != nil {

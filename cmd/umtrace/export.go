@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/umtrace/umtrace/analyze"
-	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/opener"
 	"github.com/umtrace/umtrace/report"
 	"github.com/umtrace/umtrace/report/export"
 )
@@ -31,7 +31,7 @@ func init() {
 }
 
 // exportOne exports one trace; errors are bad input unless writing failed.
-func exportOne(o job.Opener, path, id, out, format, sha string, opts analyze.Options) (outErr, inErr error) {
+func exportOne(o opener.Opener, path, id, out, format, sha string, opts analyze.Options) (outErr, inErr error) {
 	t, err := o.Analyze(path, opts)
 	if err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func cmdExport(stdout, stderr io.Writer, args []string) error {
 		fails = append(fails, m.Reason)
 	}
 	for i, p := range paths {
-		sha, err := job.HashFile(p)
+		sha, err := opener.HashFile(p)
 		var outErr, inErr error
 		if err != nil {
 			inErr = err

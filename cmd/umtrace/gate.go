@@ -8,8 +8,13 @@ import (
 	"os"
 	"slices"
 
+	"github.com/spf13/pflag"
+
+	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/analyze/gate"
-	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/batch"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/exitcode"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/opener"
 	"github.com/umtrace/umtrace/internal/outfile"
 	"github.com/umtrace/umtrace/report"
 )
@@ -84,61 +89,24 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	th := gate.Defaults
-	if *config != "" {
-		data, err := os.ReadFile(*config)
-		if err != nil {
-			return usageErr("--config: %v", err)
-		}
-		b, err := gate.ParseConfig(data, &th)
-		if err != nil {
-			return usageErr("--config %s: %v", *config, err)
-		}
-		if *baseline == "" {
-			*baseline = b
-		}
-	}
-	for _, k := range append(slices.Sorted(maps.Keys(gate.OldKeys)), gate.Keys...) {
-		if fs.Changed(k) {
-			if err := th.Set(k, *vals[k]); err != nil {
-				return usageErr("%v", err)
-			}
-		}
+	th, err := gateThresholds(fs, vals, *config, baseline)
+	if err != nil {
+		return err
 	}
 	if th.MaxFaultRate < 0 && th.MaxFaultNsPerPage < 0 && th.MaxStormShare < 0 && th.MaxSyncP99Ns < 0 &&
 		(*baseline == "" || th.MaxRegression < 0) {
 		return usageErr("every limit is off and there is no baseline check: nothing to gate")
 	}
 
-	var base *gate.Metrics
-	if *baseline != "" {
-		t, err := af.opener().Analyze(*baseline, opts)
-		if err != nil {
-			return fmt.Errorf("baseline: %w", err)
-		}
-		t.Close()
-		m := gate.MetricsOf(t.Result)
-		base = &m
-	}
 	paths := fs.Args()
-	ids := job.TraceIDs(paths, nil)
-	o := gate.Outcome{AllowUnknown: *allowUnknown}
-	for _, p := range paths {
-		t, err := af.opener().Analyze(p, opts)
-		if err != nil {
-			if job.Code(err) != exitBadInput {
-				return err
-			}
-			o.Errors = append(o.Errors, gate.Check{Trace: ids[p], Name: "analyze", Detail: oneLine(err.Error())})
-			continue
-		}
-		t.Close()
-		o.Checks = append(o.Checks, gate.Evaluate(ids[p], gate.MetricsOf(t.Result), th, base)...)
+	o, hasBase, err := gateOutcome(af.opener(), paths, *baseline, opts, th, *allowUnknown)
+	if err != nil {
+		return err
 	}
 
 	var md bytes.Buffer
 	baseID := ""
-	if base != nil {
+	if hasBase {
 		baseID = report.BaseID(*baseline)
 	}
 	if format == "json" {
@@ -161,8 +129,73 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 			return internal(err)
 		}
 	}
+	return gateVerdict(&o, len(paths))
+}
+
+// gateThresholds is gate.Defaults, then the --config file's, then the
+// flags given; *baseline is the config's baseline when no flag gave one.
+func gateThresholds(fs *pflag.FlagSet, vals map[string]*string, config string, baseline *string) (gate.Thresholds, error) {
+	th := gate.Defaults
+	if config != "" {
+		data, err := os.ReadFile(config)
+		if err != nil {
+			return th, usageErr("--config: %v", err)
+		}
+		b, err := gate.ParseConfig(data, &th)
+		if err != nil {
+			return th, usageErr("--config %s: %v", config, err)
+		}
+		if *baseline == "" {
+			*baseline = b
+		}
+	}
+	for _, k := range append(slices.Sorted(maps.Keys(gate.OldKeys)), gate.Keys...) {
+		if fs.Changed(k) {
+			if err := th.Set(k, *vals[k]); err != nil {
+				return th, usageErr("%v", err)
+			}
+		}
+	}
+	return th, nil
+}
+
+// gateOutcome analyzes the baseline, when there is one, and each trace,
+// through the opener, and evaluates the checks: a trace that is bad input
+// becomes an error of the outcome, any other error ends the run.
+func gateOutcome(op opener.Opener, paths []string, baseline string, opts analyze.Options, th gate.Thresholds, allowUnknown bool) (o gate.Outcome, hasBase bool, err error) {
+	var base *gate.Metrics
+	if baseline != "" {
+		t, err := op.Analyze(baseline, opts)
+		if err != nil {
+			return o, false, fmt.Errorf("baseline: %w", err)
+		}
+		t.Close()
+		m := gate.MetricsOf(t.Result)
+		base = &m
+	}
+	ids := batch.TraceIDs(paths, nil)
+	o = gate.Outcome{AllowUnknown: allowUnknown}
+	for _, p := range paths {
+		t, err := op.Analyze(p, opts)
+		if err != nil {
+			if exitcode.Of(err) != exitBadInput {
+				return o, false, err
+			}
+			o.Errors = append(o.Errors, gate.Check{Trace: ids[p], Name: "analyze", Detail: oneLine(err.Error())})
+			continue
+		}
+		t.Close()
+		o.Checks = append(o.Checks, gate.Evaluate(ids[p], gate.MetricsOf(t.Result), th, base)...)
+	}
+	return o, base != nil, nil
+}
+
+// gateVerdict is the error that gives gate its exit code: bad input when a
+// trace could not be analyzed, a failed check when one blocks (an unknown
+// one unless AllowUnknown).
+func gateVerdict(o *gate.Outcome, traces int) error {
 	if len(o.Errors) > 0 {
-		return badInput(fmt.Errorf("%d of %d traces could not be analyzed: %s", len(o.Errors), len(paths), o.Errors[0].Detail))
+		return badInput(fmt.Errorf("%d of %d traces could not be analyzed: %s", len(o.Errors), traces, o.Errors[0].Detail))
 	}
 	if n := o.Blocking(); n > 0 {
 		if u := o.Unknown(); u > 0 && !o.AllowUnknown {

@@ -19,22 +19,7 @@ import (
 // times the live heap and at least 48 MiB above it, so a trace that needs
 // more memory than the estimate never makes the GC run back to back, and
 // it never exceeds three quarters of the machine's memory.
-//
-// A fixed limit (320 MiB before) was either too low for large traces (the
-// GC ran continuously once the live heap passed it: 2,660 cycles on a
-// 16M-row trace with 2M kernel names) or too high for small ones. The
-// floor was a quarter of the input until the kernel names of a trace
-// stopped being held (a 1.6 GB file of 2M names then peaked at 536 MiB
-// against a 358 MB live heap; 445 MiB with these settings, no slower on
-// the other bench shapes: the records are pointer-free, so a collection
-// marks little). The 48 MiB keep a small live heap from collecting every
-// few MB (easy 12M: 146 collections at 1.1x alone, 35 with 32 MiB, 0.5
-// s). 48 rather than 32 MiB: a collection costs more than its marking
-// (each stops every running goroutine, and under the limit the scavenger
-// hands freed pages back that the next allocations fault in again): 12M
-// rows, median of 3 alternating runs, easy 2.76 -> 2.39 s, address-diverse
-// 3.59 -> 3.16 s, name-diverse 7.78 -> 7.11 s, 30M 8.15 -> 7.70 s, for 13
-// to 19 MiB more peak RSS (30M: the same; 56 MiB was no faster).
+// The measurements behind these numbers: docs/performance.md, "GC soft limit".
 
 const (
 	gcBaseBytes     = 64 << 20
@@ -134,17 +119,10 @@ func machineMemory() int64 {
 // half the input; more grows into ranges advised after each collection,
 // but a range the heap grows into and touches before the next collection
 // faults 4 KiB at a time), none for small inputs, where faults cost
-// little. Reserving costs address space, not memory. Half rather than a
-// quarter: median of 3 alternating runs, minor faults 57k -> 36k and 3.78
-// -> 3.37 s on address-diverse 12M (the analyses' copies grew past a
-// quarter), 99k -> 61k and 6.35 -> 5.75 s on 30M rows, easy 12M 2.31 ->
-// 2.13 s; peak RSS within 7 MiB.
-//
-// Under RLIMIT_AS or RLIMIT_DATA the reservation is at most a quarter of
-// the room they leave (limits.go), and none when that is below the 32 MiB
-// worth reserving: the reservation is address space the heap grows into,
-// and a 1 GB trace's 583 MiB of it did not fit under ulimit -v 2000000
-// next to the gigabyte a Go program maps at start.
+// little. Reserving costs address space, not memory. Under RLIMIT_AS or
+// RLIMIT_DATA the reservation is at most a quarter of the room they leave
+// (limits.go), and none when that is below the 32 MiB worth reserving.
+// The measurements: docs/performance.md, "Huge pages for the heap".
 func thpBytes(input int64, lim memLimits) int64 {
 	if input < 32<<20 {
 		return 0

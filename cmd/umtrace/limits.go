@@ -24,7 +24,7 @@ const (
 )
 
 // cgroupRoot is where the cgroup file systems are mounted.
-var cgroupRoot = "/sys/fs/cgroup"
+const cgroupRoot = "/sys/fs/cgroup"
 
 // room is how many more bytes the rlimits let this process map (RLIMIT_AS)
 // or commit (RLIMIT_DATA), -1 when neither is set.

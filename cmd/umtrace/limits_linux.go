@@ -25,7 +25,7 @@ func readMemLimits() memLimits {
 	var l memLimits
 	l.as = rlimit(syscall.RLIMIT_AS)
 	l.data = rlimit(syscall.RLIMIT_DATA)
-	l.cgroup = cgroupMemoryMax()
+	l.cgroup = cgroupMemoryMax(cgroupRoot)
 	if l.as > 0 || l.data > 0 {
 		l.vmSize, l.vmData = vmUse()
 	}
@@ -71,8 +71,9 @@ func kbValue(s string) int64 {
 // and its ancestors: memory.max on cgroup v2, memory.limit_in_bytes on v1
 // (its "unlimited" is a huge number); 0 when none is set or readable. In
 // a container the process's cgroup path is often not under the mount (the
-// namespace's root is), so the mount's own files are read too.
-func cgroupMemoryMax() int64 {
+// namespace's root is), so the mount's own files are read too. root is the
+// mount point of the cgroup file systems (cgroupRoot).
+func cgroupMemoryMax(root string) int64 {
 	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return 0
@@ -93,13 +94,13 @@ func cgroupMemoryMax() int64 {
 		var dir, file string
 		switch {
 		case f[0] == "0" && f[1] == "":
-			dir, file = cgroupRoot, "memory.max"
+			dir, file = root, "memory.max"
 			if _, err := os.Stat(path.Join(dir, "memory.max")); err != nil && !strings.Contains(f[2], "..") {
 				// hybrid hierarchy: v2 is mounted under unified/
-				dir = path.Join(cgroupRoot, "unified")
+				dir = path.Join(root, "unified")
 			}
 		case strings.Contains(","+f[1]+",", ",memory,"):
-			dir, file = path.Join(cgroupRoot, "memory"), "memory.limit_in_bytes"
+			dir, file = path.Join(root, "memory"), "memory.limit_in_bytes"
 		default:
 			continue
 		}

@@ -70,14 +70,14 @@ func TestHelperMain(t *testing.T) {
 		t.Skip("umtrace's main, for the tests that run it as a process")
 	}
 	args := os.Args[slices.Index(os.Args, "--")+1:]
-	childCommand = func(exe string, a []string) (string, []string) {
+	child := func(exe string, a []string) (string, []string) {
 		a = append([]string{"-test.run=^TestHelperMain$", "--"}, a...)
 		if l := os.Getenv("UMTRACE_TEST_CHILD_ULIMIT"); l != "" {
 			return "/bin/sh", append([]string{"-c", "ulimit " + l + ` && exec "$0" "$@"`, exe}, a...)
 		}
 		return exe, a
 	}
-	if code, ok := supervise(os.Stderr, args); ok {
+	if code, ok := supervise(os.Stderr, args, child); ok {
 		os.Exit(code)
 	}
 	os.Exit(run(os.Stdout, os.Stderr, args))
@@ -161,9 +161,6 @@ func TestCgroupMemoryMax(t *testing.T) {
 		}
 	}
 	root := t.TempDir()
-	old := cgroupRoot
-	cgroupRoot = root
-	defer func() { cgroupRoot = old }()
 	write := func(p, v string) {
 		os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755)
 		if err := os.WriteFile(filepath.Join(root, p), []byte(v+"\n"), 0o644); err != nil {
@@ -172,7 +169,7 @@ func TestCgroupMemoryMax(t *testing.T) {
 	}
 	write("memory.max", "max")
 	write("memory/memory.limit_in_bytes", "9223372036854771712")
-	if got := cgroupMemoryMax(); got != 0 {
+	if got := cgroupMemoryMax(root); got != 0 {
 		t.Errorf("unlimited: %d", got)
 	}
 	write("memory.max", "1073741824")
@@ -184,7 +181,7 @@ func TestCgroupMemoryMax(t *testing.T) {
 	if v1 {
 		want = 512 << 20
 	}
-	if got := cgroupMemoryMax(); got != want {
+	if got := cgroupMemoryMax(root); got != want {
 		t.Errorf("limits 1 GiB (v2) and 512 MiB (v1), hierarchies v1 %v v2 %v: got %d, want %d", v1, v2, got, want)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/umtrace/umtrace/reproducer"
+	"github.com/umtrace/umtrace/internal/nsysbin"
 )
 
 // fakeNsys writes an nsys stand-in that checks it was called as
@@ -128,7 +128,7 @@ func TestNsysRepErrors(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	rep := filepath.Join(t.TempDir(), "run.nsys-rep")
 	os.WriteFile(rep, []byte("report\n"), 0o644)
-	if p, _ := reproducer.FindNsys(""); p != "" {
+	if p, _ := nsysbin.Find(""); p != "" {
 		t.Skipf("nsys is installed here (%s); the no-nsys message cannot be checked", p)
 	}
 	code, stdout, stderr := archRun("analyze", rep)
@@ -157,7 +157,7 @@ func TestNsysRepDirWithoutNsys(t *testing.T) {
 	t.Setenv("UMTRACE_CACHE_DIR", t.TempDir())
 	t.Setenv("UMTRACE_NSYS", "")
 	t.Setenv("PATH", t.TempDir())
-	if p, _ := reproducer.FindNsys(""); p != "" {
+	if p, _ := nsysbin.Find(""); p != "" {
 		t.Skipf("nsys is installed here (%s)", p)
 	}
 	in := t.TempDir()

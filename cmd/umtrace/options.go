@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/umtrace/umtrace/analyze"
-	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/opener"
 )
 
 // analysisFlags are the flags of every command that analyzes traces: the
@@ -69,4 +69,6 @@ func (a *analysisFlags) options() (analyze.Options, error) {
 }
 
 // opener opens and analyzes traces with the flags' nsys setting.
-func (a *analysisFlags) opener() job.Opener { return job.Opener{Nsys: *a.nsys, Salvage: *a.salvage} }
+func (a *analysisFlags) opener() opener.Opener {
+	return opener.Opener{Nsys: *a.nsys, Salvage: *a.salvage}
+}

@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/umtrace/umtrace/analyze"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/opener"
+	"github.com/umtrace/umtrace/internal/nsysbin"
 	"github.com/umtrace/umtrace/reproducer"
 )
 
@@ -43,10 +46,6 @@ const (
 	validateSizeMB = 64
 	validateSteps  = 8
 )
-
-// analyzeTrace analyzes one scenario trace for --validate; see
-// reproduce_analyze.go.
-var analyzeTrace func(path string) (*reproducer.Analysis, error)
 
 func cmdReproduce(stdout, stderr io.Writer, args []string) error {
 	if isMultiReproduce(args) {
@@ -145,7 +144,7 @@ func cmdReproduce(stdout, stderr io.Writer, args []string) error {
 	}
 	nsys := ""
 	if !*noNsys {
-		p, err := reproducer.FindNsys(*nsysPath)
+		p, err := nsysbin.Find(*nsysPath)
 		if err != nil {
 			return usageErr("%v", err)
 		}
@@ -232,7 +231,7 @@ func reproduceValidate(stdout, stderr io.Writer, out, nsysFlag string, size, ste
 	if err := reproducer.Available(); err != nil {
 		return badInput(err)
 	}
-	nsys, err := reproducer.FindNsys(nsysFlag)
+	nsys, err := nsysbin.Find(nsysFlag)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -271,14 +270,14 @@ func reproduceValidate(stdout, stderr io.Writer, out, nsysFlag string, size, ste
 	return nil
 }
 
-// checkTrace analyzes trace and compares its verdict with the expected one.
+// checkTrace analyzes trace through the opener, as analyze does, and
+// compares its verdict with the expected one.
 func checkTrace(trace string, storm bool) (bool, *reproducer.Analysis, error) {
-	if analyzeTrace == nil {
-		return false, nil, errors.New("analyzer not available in this build")
-	}
-	a, err := analyzeTrace(trace)
+	t, err := opener.Opener{}.Analyze(trace, analyze.DefaultOptions())
 	if err != nil {
 		return false, nil, err
 	}
+	t.Close()
+	a := reproducer.AnalysisOf(t.Result)
 	return a.Storm == storm, a, nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/umtrace/umtrace/internal/nsysbin"
 	"github.com/umtrace/umtrace/reproducer"
 )
 
@@ -79,21 +80,9 @@ func cmdReproduceMulti(stdout, stderr io.Writer, args []string) error {
 	if m.out, err = outDir(); err != nil {
 		return err
 	}
-	sc, ok := reproducer.LookupMulti(m.scenario)
-	if !ok {
-		return usageErr("unknown multi-rank scenario %q", m.scenario)
-	}
-	if m.ranks < 1 || m.ranks > 64 {
-		return usageErr("--ranks %d out of range 1..64", m.ranks)
-	}
-	if m.stormRank < 0 || m.stormRank >= m.ranks {
-		return usageErr("--storm-rank %d out of range 0..%d", m.stormRank, m.ranks-1)
-	}
-	if m.size < 1 || m.size > reproducer.MaxSizeMB || m.steps < 1 || m.steps > 10000 {
-		return usageErr("--size 1..%d and --steps 1..10000", reproducer.MaxSizeMB)
-	}
-	if m.exchange != "auto" && m.exchange != "nccl" && m.exchange != "host" {
-		return usageErr("--exchange must be auto, nccl or host")
+	sc, err := m.check()
+	if err != nil {
+		return err
 	}
 	if m.worker {
 		res, err := reproducer.RunRank(reproducer.RankOptions{Scenario: m.scenario, Rank: m.rank, Ranks: m.ranks, StormRank: m.stormRank,
@@ -138,10 +127,42 @@ func cmdReproduceMulti(stdout, stderr io.Writer, args []string) error {
 	}
 	nsys := ""
 	if !m.noNsys {
-		if nsys, err = reproducer.FindNsys(m.nsys); err != nil {
+		if nsys, err = nsysbin.Find(m.nsys); err != nil {
 			return usageErr("%v", err)
 		}
 	}
+	traces, err := recordRanks(stdout, stderr, exe, nsys, sc, &m)
+	if err != nil {
+		return err
+	}
+	return printRanks(stdout, &m, traces)
+}
+
+// check validates the flags and returns the scenario they name.
+func (m *multiFlags) check() (reproducer.MultiScenario, error) {
+	sc, ok := reproducer.LookupMulti(m.scenario)
+	if !ok {
+		return sc, usageErr("unknown multi-rank scenario %q", m.scenario)
+	}
+	if m.ranks < 1 || m.ranks > 64 {
+		return sc, usageErr("--ranks %d out of range 1..64", m.ranks)
+	}
+	if m.stormRank < 0 || m.stormRank >= m.ranks {
+		return sc, usageErr("--storm-rank %d out of range 0..%d", m.stormRank, m.ranks-1)
+	}
+	if m.size < 1 || m.size > reproducer.MaxSizeMB || m.steps < 1 || m.steps > 10000 {
+		return sc, usageErr("--size 1..%d and --steps 1..10000", reproducer.MaxSizeMB)
+	}
+	if m.exchange != "auto" && m.exchange != "nccl" && m.exchange != "host" {
+		return sc, usageErr("--exchange must be auto, nccl or host")
+	}
+	return sc, nil
+}
+
+// recordRanks runs the ranks: under nsys, a session per rank or one for
+// all as the scenario records, or directly without nsys. It returns the
+// traces recorded.
+func recordRanks(stdout, stderr io.Writer, exe, nsys string, sc reproducer.MultiScenario, m *multiFlags) ([]string, error) {
 	var traces []string
 	switch {
 	case nsys != "" && sc.PerRankTrace:
@@ -159,20 +180,25 @@ func cmdReproduceMulti(stdout, stderr io.Writer, args []string) error {
 		wg.Wait()
 		for _, e := range errs {
 			if e != nil {
-				return failed(e)
+				return nil, failed(e)
 			}
 		}
 	case nsys != "":
 		t, err := reproducer.Record(nsys, exe, m.args("--parent", 0), m.out, m.scenario, stderr)
 		if err != nil {
-			return failed(err)
+			return nil, failed(err)
 		}
 		traces = []string{t}
 	default:
-		if err := startRanks(stdout, stderr, exe, &m, nil); err != nil {
-			return err
+		if err := startRanks(stdout, stderr, exe, m, nil); err != nil {
+			return nil, err
 		}
 	}
+	return traces, nil
+}
+
+// printRanks prints each rank's step timings and the traces.
+func printRanks(stdout io.Writer, m *multiFlags, traces []string) error {
 	for r := 0; r < m.ranks; r++ {
 		res, err := reproducer.ReadRankResult(m.out, m.scenario, r)
 		if err != nil {

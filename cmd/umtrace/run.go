@@ -12,16 +12,16 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/exitcode"
 )
 
-// Exit codes (job defines them; README.md documents them).
+// Exit codes (exitcode defines them; README.md documents them).
 const (
-	exitOK       = job.ExitOK
-	exitFail     = job.ExitFail
-	exitUsage    = job.ExitUsage
-	exitBadInput = job.ExitBadInput
-	exitInternal = job.ExitInternal
+	exitOK       = exitcode.OK
+	exitFail     = exitcode.Fail
+	exitUsage    = exitcode.Usage
+	exitBadInput = exitcode.BadInput
+	exitInternal = exitcode.Internal
 )
 
 // command is one umtrace subcommand. Each lives in its own file and
@@ -48,13 +48,13 @@ func register(c command) {
 }
 
 // usageErr, badInput, failed and internal give an error its exit code;
-// run maps every error to its code with job.Code.
+// run maps every error to its code with exitcode.Of.
 func usageErr(format string, a ...any) error {
-	return &job.Error{Code: exitUsage, Err: fmt.Errorf(format, a...)}
+	return &exitcode.Error{Code: exitUsage, Err: fmt.Errorf(format, a...)}
 }
-func badInput(err error) error { return job.WithCode(exitBadInput, err) }
-func failed(err error) error   { return job.WithCode(exitFail, err) }
-func internal(err error) error { return job.WithCode(exitInternal, err) }
+func badInput(err error) error { return exitcode.With(exitBadInput, err) }
+func failed(err error) error   { return exitcode.With(exitFail, err) }
+func internal(err error) error { return exitcode.With(exitInternal, err) }
 
 // run is the whole program: it parses args, runs one command, prints any
 // error as one line on stderr and returns the exit code.
@@ -119,7 +119,7 @@ func run(stdout, stderr io.Writer, args []string) int {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "umtrace %s: %s\n", c.name, oneLine(err.Error()))
-	return job.Code(err)
+	return exitcode.Of(err)
 }
 
 // Version is the umtrace version; it is part of batch caches' keys.

@@ -34,13 +34,12 @@ const supervisedEnv = "UMTRACE_SUPERVISED"
 // supervisedCommands read traces, whose size decides their memory.
 var supervisedCommands = map[string]bool{"analyze": true, "batch": true, "diff": true, "gate": true, "export": true}
 
-// childCommand is the child's program and arguments (tests run the test
-// binary, some under a limit of the child's own).
-var childCommand = func(exe string, args []string) (string, []string) { return exe, args }
-
 // supervise runs args in a supervised child when the command is one that
 // reads traces; ok is false when the caller should run it in-process.
-func supervise(stderr io.Writer, args []string) (code int, ok bool) {
+// child, when not nil, gives the child's program and arguments from this
+// executable's and args (tests run the test binary, some under a limit of
+// the child's own); nil runs this executable with args.
+func supervise(stderr io.Writer, args []string, child func(exe string, args []string) (string, []string)) (code int, ok bool) {
 	if os.Getenv(supervisedEnv) != "" || os.Getenv("UMTRACE_SUPERVISE") == "0" || len(args) == 0 || !supervisedCommands[args[0]] {
 		return 0, false
 	}
@@ -57,7 +56,10 @@ func supervise(stderr io.Writer, args []string) (code int, ok bool) {
 	if err != nil {
 		return 0, false
 	}
-	prog, argv := childCommand(exe, args)
+	prog, argv := exe, args
+	if child != nil {
+		prog, argv = child(exe, args)
+	}
 	cmd := exec.Command(prog, argv...)
 	cmd.Env = append(os.Environ(), supervisedEnv+"=1")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, pw

@@ -5,4 +5,6 @@ package main
 import "io"
 
 // supervise: see supervise.go; elsewhere commands run in-process.
-func supervise(io.Writer, []string) (int, bool) { return 0, false }
+func supervise(io.Writer, []string, func(string, []string) (string, []string)) (int, bool) {
+	return 0, false
+}

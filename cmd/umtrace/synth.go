@@ -129,32 +129,43 @@ func cmdSynth(stdout, stderr io.Writer, args []string) error {
 	if *ranks > 1 {
 		jc := synth.DefaultJobConfig()
 		jc.Ranks, jc.StormRank, jc.Rank = *ranks, min(*stormRank, *ranks-1), cfg
-		if *oneFile {
-			if err := synthPlace(out, *force, stdout, func(tmp string) error {
-				_, err := synth.GenerateJobFile(tmp, jc)
-				return err
-			}); err != nil {
-				if errors.Is(err, fs.ErrExist) {
-					return usageErr("%v (pass --force to replace it)", err)
-				}
-				return internal(fmt.Errorf("generating job %s: %w", out, err))
+		return synthJob(stdout, out, jc, *oneFile, *force, *quiet)
+	}
+	return synthOne(stdout, out, cfg, *force, *quiet)
+}
+
+// synthJob writes the job jc: a directory of rank files at out, or with
+// oneFile one trace holding every rank's process.
+func synthJob(stdout io.Writer, out string, jc synth.JobConfig, oneFile, force, quiet bool) error {
+	if oneFile {
+		if err := synthPlace(out, force, stdout, func(tmp string) error {
+			_, err := synth.GenerateJobFile(tmp, jc)
+			return err
+		}); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return usageErr("%v (pass --force to replace it)", err)
 			}
-			if !*quiet {
-				fmt.Fprintf(stdout, "%s: %d ranks in one file (storm on rank %d), truth %s\n", out, jc.Ranks, jc.StormRank, synth.TruthPath(out))
-			}
-			return nil
-		}
-		if _, err := synth.GenerateJob(out, jc); err != nil {
 			return internal(fmt.Errorf("generating job %s: %w", out, err))
 		}
-		if !*quiet {
-			fmt.Fprintf(stdout, "%s: %d ranks (storm on rank %d), truth %s\n", out, jc.Ranks, jc.StormRank, synth.JobTruthPath(out))
+		if !quiet {
+			fmt.Fprintf(stdout, "%s: %d ranks in one file (storm on rank %d), truth %s\n", out, jc.Ranks, jc.StormRank, synth.TruthPath(out))
 		}
 		return nil
 	}
+	if _, err := synth.GenerateJob(out, jc); err != nil {
+		return internal(fmt.Errorf("generating job %s: %w", out, err))
+	}
+	if !quiet {
+		fmt.Fprintf(stdout, "%s: %d ranks (storm on rank %d), truth %s\n", out, jc.Ranks, jc.StormRank, synth.JobTruthPath(out))
+	}
+	return nil
+}
+
+// synthOne writes one trace and its ground truth at out.
+func synthOne(stdout io.Writer, out string, cfg synth.Config, force, quiet bool) error {
 	start := time.Now()
 	var truth *synth.Truth
-	err = synthPlace(out, *force, stdout, func(tmp string) error {
+	err := synthPlace(out, force, stdout, func(tmp string) error {
 		var err error
 		truth, err = synth.Generate(tmp, cfg)
 		return err
@@ -166,7 +177,7 @@ func cmdSynth(stdout, stderr io.Writer, args []string) error {
 		return internal(fmt.Errorf("generating %s: %w", out, err))
 	}
 	took := time.Since(start)
-	if *quiet {
+	if quiet {
 		return nil
 	}
 	var size int64

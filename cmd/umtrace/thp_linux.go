@@ -7,11 +7,10 @@ import (
 	"unsafe"
 )
 
-// Transparent huge pages for the Go heap. A page fault costs microseconds
-// (tens on some virtual machines), and an analysis first-touches a heap of
-// hundreds of MB: 160k faults, a fifth of the CPU time of a 12M-row
-// trace on our 2-CPU VM. With 2 MiB pages the heap is faulted in with a
-// few hundred faults. Linux gives them to anonymous memory only where
+// Transparent huge pages for the Go heap: an analysis first-touches a
+// heap of hundreds of MB, and with 2 MiB pages it is faulted in with a few
+// hundred faults instead of 4 KiB at a time (why it pays:
+// docs/performance.md, "Huge pages for the heap"). Linux gives them to anonymous memory only where
 // transparent_hugepage is "always" or the range was madvised
 // MADV_HUGEPAGE ("madvise", the default of many distributions); the Go
 // runtime no longer advises its heap, so umtrace does: it reserves the

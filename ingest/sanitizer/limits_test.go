@@ -36,13 +36,6 @@ func (e *endless) Read(p []byte) (int, error) {
 	return k, nil
 }
 
-// withLimits lowers the input limits for one test.
-func withLimits(t *testing.T, line, input int64) {
-	oldL, oldI := maxLine, maxInput
-	maxLine, maxInput = line, input
-	t.Cleanup(func() { maxLine, maxInput = oldL, oldI })
-}
-
 // tooLarge checks that err is a limit error with the message want.
 func tooLarge(t *testing.T, what string, err error, want string) {
 	t.Helper()
@@ -61,7 +54,7 @@ const (
 )
 
 func TestEndlessText(t *testing.T) {
-	withLimits(t, 2<<20, 8<<20)
+	lim := limits{line: 2 << 20, input: 8 << 20}
 	// No line break at all (/dev/zero), after a sanitizer line, or in a
 	// line of program output: stop at the line limit.
 	for _, tc := range []struct {
@@ -72,19 +65,19 @@ func TestEndlessText(t *testing.T) {
 		{"x", "x", "line 1 longer than 2 MiB without a line break"},
 	} {
 		e := &endless{t: t, pattern: []byte(tc.pattern), max: 8 << 20}
-		_, err := Parse(e, tc.name)
+		_, err := parse(e, tc.name, lim)
 		tooLarge(t, tc.name, err, tc.want)
 	}
 	e := &endless{t: t, pattern: []byte("x"), max: 8 << 20}
-	_, err := Parse(io.MultiReader(strings.NewReader(sanHeader+sanRecord+"program output\n"), e), "after")
+	_, err := parse(io.MultiReader(strings.NewReader(sanHeader+sanRecord+"program output\n"), e), "after", lim)
 	tooLarge(t, "after a record", err, "line 7 longer than 2 MiB without a line break")
 	// Endless lines, records or blank lines: stop at the input limit.
-	maxInput = 1 << 20
-	_, err = Parse(&endless{t: t, pattern: []byte("y"), max: 4 << 20}, "y")
+	lim.input = 1 << 20
+	_, err = parse(&endless{t: t, pattern: []byte("y"), max: 4 << 20}, "y", lim)
 	tooLarge(t, "input limit inside a cut line", err, "line 1: more than 1 MiB of input")
 	for _, pattern := range []string{sanRecord, "program output\n", "\n", "\r"} {
 		e := &endless{t: t, pattern: []byte(pattern), max: 4 << 20}
-		_, err := Parse(io.MultiReader(strings.NewReader(sanHeader), e), "lines")
+		_, err := parse(io.MultiReader(strings.NewReader(sanHeader), e), "lines", lim)
 		if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), ": more than 1 MiB of input") {
 			t.Errorf("endless %q: %v", pattern, err)
 		}
@@ -97,26 +90,26 @@ func TestEndlessText(t *testing.T) {
 // A log of exactly the input limit and a line of exactly the line limit
 // are read; one more byte is an error.
 func TestLimitsAreExact(t *testing.T) {
-	withLimits(t, 2<<20, 0)
+	lim := limits{line: 2 << 20}       // input: set below
 	long := strings.Repeat("x", 2<<20) // the cut line: maxLineLen kept, the rest skipped
 	in := sanHeader + sanRecord + long + "\n" + sanRecord + "========= ERROR SUMMARY: 2 errors\n"
-	maxInput = int64(len(in))
-	l, err := ParseText(strings.NewReader(in), "exact")
+	lim.input = int64(len(in))
+	l, err := parseText(strings.NewReader(in), "exact", lim)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(l.Findings) != 2 || len(l.Warnings) != 1 || !strings.Contains(l.Warnings[0].Msg, "cut") {
 		t.Errorf("%d findings, warnings %v; want 2 findings and the cut line", len(l.Findings), l.Warnings)
 	}
-	_, err = ParseText(strings.NewReader(in+"\n"), "over")
-	tooLarge(t, "input one byte over", err, "line 12: more than "+size(maxInput)+" of input")
-	maxInput = 1 << 30
-	_, err = ParseText(strings.NewReader(sanHeader+sanRecord+long+"xx\n"), "long")
+	_, err = parseText(strings.NewReader(in+"\n"), "over", lim)
+	tooLarge(t, "input one byte over", err, "line 12: more than "+size(lim.input)+" of input")
+	lim.input = 1 << 30
+	_, err = parseText(strings.NewReader(sanHeader+sanRecord+long+"xx\n"), "long", lim)
 	tooLarge(t, "line one byte over", err, "line 6 longer than 2 MiB without a line break")
 }
 
 func TestEndlessXML(t *testing.T) {
-	withLimits(t, 256<<10, 1<<20)
+	lim := limits{line: 256 << 10, input: 1 << 20}
 	rec := "<record><kind>Error</kind><what><text>x</text></what></record>\n"
 	for _, tc := range []struct {
 		name, head, pattern, want string
@@ -128,7 +121,7 @@ func TestEndlessXML(t *testing.T) {
 		{"records", xmlHeader, rec, "more than 1 MiB of input"},
 	} {
 		e := &endless{t: t, pattern: []byte(tc.pattern), max: 2 << 20}
-		_, err := Parse(io.MultiReader(strings.NewReader(tc.head), e), tc.name)
+		_, err := parse(io.MultiReader(strings.NewReader(tc.head), e), tc.name, lim)
 		if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want ErrTooLarge with %q", tc.name, err, tc.want)
 		}
@@ -168,10 +161,7 @@ func TestLimitsKeepRealLogs(t *testing.T) {
 			t.Errorf("%s: %v", p, err)
 			continue
 		}
-		oldL, oldI := maxLine, maxInput
-		maxLine, maxInput = int64(max(longest+1, maxLineLen)), int64(len(b))
-		got, err := Parse(bytes.NewReader(b), p)
-		maxLine, maxInput = oldL, oldI
+		got, err := parse(bytes.NewReader(b), p, limits{line: int64(max(longest+1, maxLineLen)), input: int64(len(b))})
 		if err != nil {
 			t.Errorf("%s with limits at its size: %v", p, err)
 			continue

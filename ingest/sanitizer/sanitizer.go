@@ -67,11 +67,12 @@ const (
 	MaxInputBytes = 8 << 30
 )
 
-// The limits in force (tests lower them).
-var (
-	maxLine  int64 = MaxLineBytes
-	maxInput int64 = MaxInputBytes
-)
+// limits are the input limits a parse keeps: MaxLineBytes and
+// MaxInputBytes (tests lower them).
+type limits struct{ line, input int64 }
+
+// maxLimits are the limits of Parse, ParseText and ParseXML.
+func maxLimits() limits { return limits{line: MaxLineBytes, input: MaxInputBytes} }
 
 // ErrTooLarge is wrapped by the error of a log past an input limit.
 var ErrTooLarge = errors.New("sanitizer log over an input limit")
@@ -96,7 +97,7 @@ func size(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// capReader counts the bytes read from r and fails the read past maxInput
+// capReader counts the bytes read from r and fails the read past max
 // in all or, when span > 0, past span bytes after mark (XML: the offset
 // of the last token the parser finished).
 type capReader struct {
@@ -106,7 +107,7 @@ type capReader struct {
 	spanWhat   string
 }
 
-func newCapReader(r io.Reader) *capReader { return &capReader{r: r, max: maxInput} }
+func newCapReader(r io.Reader, max int64) *capReader { return &capReader{r: r, max: max} }
 
 func (c *capReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
@@ -342,13 +343,15 @@ func ParseFile(path string) (*Log, error) {
 }
 
 // Parse reads a text or XML log from r; name is used in warnings.
-func Parse(r io.Reader, name string) (*Log, error) {
+func Parse(r io.Reader, name string) (*Log, error) { return parse(r, name, maxLimits()) }
+
+func parse(r io.Reader, name string, lim limits) (*Log, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(512)
 	if isXML(head) {
-		return ParseXML(br, name)
+		return parseXML(br, name, lim)
 	}
-	return ParseText(br, name)
+	return parseText(br, name, lim)
 }
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}

@@ -18,13 +18,15 @@ import (
 // cut short) become l.Warnings; only a read error or input without a single
 // sanitizer line is an error, and so is input past MaxLineBytes without a
 // line break or past MaxInputBytes in all (wrapping ErrTooLarge).
-func ParseText(r io.Reader, name string) (*Log, error) {
+func ParseText(r io.Reader, name string) (*Log, error) { return parseText(r, name, maxLimits()) }
+
+func parseText(r io.Reader, name string, lim limits) (*Log, error) {
 	p := &textParser{l: &Log{Path: name, Format: "text"}}
-	sc := bufio.NewScanner(newCapReader(r))
+	sc := bufio.NewScanner(newCapReader(r, lim.input))
 	sc.Buffer(make([]byte, 0, 64<<10), maxLineLen+2)
 	cut := 0
 	var skipping bool // in the rest of cut line p.lineNo
-	sc.Split(splitLines(&cut, &skipping, maxLine))
+	sc.Split(splitLines(&cut, &skipping, lim.line))
 	for sc.Scan() {
 		p.lineNo++
 		b := sc.Bytes()
@@ -40,7 +42,7 @@ func ParseText(r io.Reader, name string) (*Log, error) {
 	if err := sc.Err(); err != nil {
 		if err == errLineTooLong {
 			// The cut line is p.lineNo, read already.
-			return nil, &LimitError{fmt.Sprintf("line %d longer than %s without a line break", p.lineNo, size(maxLine))}
+			return nil, &LimitError{fmt.Sprintf("line %d longer than %s without a line break", p.lineNo, size(lim.line))}
 		}
 		line := p.lineNo + 1
 		if skipping {
@@ -351,130 +353,7 @@ func severity(word string) string {
 func space(s string) string { return strings.Trim(s, "_") }
 
 func (p *textParser) headline(t string) {
-	s := &p.l.Summary
-	switch {
-	case t == "COMPUTE-SANITIZER":
-		p.flush()
-		p.l.Driver = "compute-sanitizer"
-		return
-	case t == "CUDA-MEMCHECK":
-		p.flush()
-		p.l.Driver = "cuda-memcheck"
-		return
-	}
-	if m := reErrorSummary.FindStringSubmatch(t); m != nil {
-		p.flush()
-		if m[2] != "" {
-			s.NotPrinted = p.count(m[1], "error count")
-		} else {
-			s.HasErrors = true
-			s.Errors = p.count(m[1], "error count")
-		}
-		return
-	}
-	if m := reLeakSummary.FindStringSubmatch(t); m != nil {
-		p.flush()
-		s.HasLeaks = true
-		s.LeakBytes = p.count(m[1], "byte count")
-		s.LeakAllocations = p.count(m[2], "allocation count")
-		return
-	}
-	if m := reRaceSummary.FindStringSubmatch(t); m != nil {
-		p.flush()
-		s.HasRace = true
-		s.RaceRecords = p.count(m[1], "hazard count")
-		s.RaceErrors = p.count(m[2], "error count")
-		s.RaceWarnings = p.count(m[3], "warning count")
-		return
-	}
-	if m := reInvalid.FindStringSubmatch(t); m != nil {
-		f := p.start(KindInvalidAccess, SevError, t)
-		f.Space, f.Access = space(m[1]), m[2]
-		if m[3] != "" {
-			f.Size, f.HasSize = p.count(m[3], "access size"), true
-		}
-		f.Detail = strings.TrimPrefix(strings.TrimSpace(m[4]), "is ")
-		return
-	}
-	if m := reUninit.FindStringSubmatch(t); m != nil {
-		f := p.start(KindUninitialized, SevError, t)
-		f.Space, f.Access = space(m[1]), m[2]
-		if m[3] != "" {
-			f.Size, f.HasSize = p.count(m[3], "access size"), true
-		}
-		return
-	}
-	if reHostAPIInit.MatchString(t) {
-		p.start(KindUninitialized, SevError, t)
-		return
-	}
-	if m := reUnused.FindStringSubmatch(t); m != nil {
-		f := p.start(KindUnusedMemory, SevError, t)
-		f.AllocAddress, _ = parseHex(m[1])
-		f.AllocSize, f.HasAlloc = p.count(m[2], "allocation size"), true
-		return
-	}
-	if m := reAPI.FindStringSubmatch(t); m != nil {
-		f := p.start(KindAPIError, SevError, t)
-		f.APIError, f.API, f.Detail = m[1], m[5], m[4]
-		res := m[2]
-		if res == "" {
-			res = m[3]
-		}
-		if v, err := strconv.ParseInt(res, 10, 32); err == nil {
-			f.APIResult, f.HasResult = int32(v), true
-		}
-		return
-	}
-	if m := reLeak.FindStringSubmatch(t); m != nil {
-		f := p.start(KindLeak, SevError, t)
-		f.LeakBytes, f.HasLeak = p.count(m[1], "leak size"), true
-		if m[2] != "" {
-			f.Address, f.HasAddress = parseHex(m[2])
-		}
-		return
-	}
-	if m := reRace.FindStringSubmatch(t); m != nil {
-		f := p.start(KindRace, severity(m[1]), t)
-		f.Access = strings.ToLower(m[2])
-		loc := m[3]
-		if mm := reHazards.FindStringSubmatch(loc); mm != nil {
-			loc = mm[1]
-			f.Hazards, f.HasHazards = p.count(mm[2], "hazard count"), true
-		}
-		p.setLoc(f, loc)
-		return
-	}
-	if m := reLegacyRace.FindStringSubmatch(t); m != nil {
-		f := p.start(KindRace, severity(m[1]), t)
-		f.Detail = m[3] + " hazard"
-		if m[2] != "" {
-			f.Detail += " (" + m[2] + ")"
-		}
-		f.Space = space(m[4])
-		f.Address, f.HasAddress = parseHex(m[5])
-		if m[6] != "" {
-			f.Block, _ = parseDim3(m[6])
-		}
-		f.Hazards, f.HasHazards = 1, true
-		return
-	}
-	if reHazardLimit.MatchString(t) {
-		p.start(KindHazardLimit, SevWarning, t)
-		return
-	}
-	if m := reBarrier.FindStringSubmatch(t); m != nil {
-		f := p.start(KindBarrierError, SevError, t)
-		f.Detail = m[1]
-		return
-	}
-	if m := reMallocFree.FindStringSubmatch(t); m != nil {
-		f := p.start(KindMallocFree, SevError, t)
-		f.Detail = m[1]
-		return
-	}
-	if reHardware.MatchString(t) {
-		p.start(KindHardwareException, SevError, t)
+	if p.summaryHeadline(t) || p.memcheckHeadline(t) || p.raceHeadline(t) || p.otherHeadline(t) {
 		return
 	}
 	for _, q := range quietHeadlines {
@@ -491,6 +370,155 @@ func (p *textParser) headline(t string) {
 	}
 	p.l.warn(p.lineNo, "unrecognized record %q", clip(t, 120))
 	p.start(KindOther, SevError, t)
+}
+
+// summaryHeadline reads a driver banner or one of the tool's summary lines;
+// false when t is neither.
+func (p *textParser) summaryHeadline(t string) bool {
+	s := &p.l.Summary
+	switch {
+	case t == "COMPUTE-SANITIZER":
+		p.flush()
+		p.l.Driver = "compute-sanitizer"
+		return true
+	case t == "CUDA-MEMCHECK":
+		p.flush()
+		p.l.Driver = "cuda-memcheck"
+		return true
+	}
+	if m := reErrorSummary.FindStringSubmatch(t); m != nil {
+		p.flush()
+		if m[2] != "" {
+			s.NotPrinted = p.count(m[1], "error count")
+		} else {
+			s.HasErrors = true
+			s.Errors = p.count(m[1], "error count")
+		}
+		return true
+	}
+	if m := reLeakSummary.FindStringSubmatch(t); m != nil {
+		p.flush()
+		s.HasLeaks = true
+		s.LeakBytes = p.count(m[1], "byte count")
+		s.LeakAllocations = p.count(m[2], "allocation count")
+		return true
+	}
+	if m := reRaceSummary.FindStringSubmatch(t); m != nil {
+		p.flush()
+		s.HasRace = true
+		s.RaceRecords = p.count(m[1], "hazard count")
+		s.RaceErrors = p.count(m[2], "error count")
+		s.RaceWarnings = p.count(m[3], "warning count")
+		return true
+	}
+	return false
+}
+
+// memcheckHeadline starts a memcheck or initcheck record; false when t
+// heads none.
+func (p *textParser) memcheckHeadline(t string) bool {
+	if m := reInvalid.FindStringSubmatch(t); m != nil {
+		f := p.start(KindInvalidAccess, SevError, t)
+		f.Space, f.Access = space(m[1]), m[2]
+		if m[3] != "" {
+			f.Size, f.HasSize = p.count(m[3], "access size"), true
+		}
+		f.Detail = strings.TrimPrefix(strings.TrimSpace(m[4]), "is ")
+		return true
+	}
+	if m := reUninit.FindStringSubmatch(t); m != nil {
+		f := p.start(KindUninitialized, SevError, t)
+		f.Space, f.Access = space(m[1]), m[2]
+		if m[3] != "" {
+			f.Size, f.HasSize = p.count(m[3], "access size"), true
+		}
+		return true
+	}
+	if reHostAPIInit.MatchString(t) {
+		p.start(KindUninitialized, SevError, t)
+		return true
+	}
+	if m := reUnused.FindStringSubmatch(t); m != nil {
+		f := p.start(KindUnusedMemory, SevError, t)
+		f.AllocAddress, _ = parseHex(m[1])
+		f.AllocSize, f.HasAlloc = p.count(m[2], "allocation size"), true
+		return true
+	}
+	if m := reAPI.FindStringSubmatch(t); m != nil {
+		f := p.start(KindAPIError, SevError, t)
+		f.APIError, f.API, f.Detail = m[1], m[5], m[4]
+		res := m[2]
+		if res == "" {
+			res = m[3]
+		}
+		if v, err := strconv.ParseInt(res, 10, 32); err == nil {
+			f.APIResult, f.HasResult = int32(v), true
+		}
+		return true
+	}
+	if m := reLeak.FindStringSubmatch(t); m != nil {
+		f := p.start(KindLeak, SevError, t)
+		f.LeakBytes, f.HasLeak = p.count(m[1], "leak size"), true
+		if m[2] != "" {
+			f.Address, f.HasAddress = parseHex(m[2])
+		}
+		return true
+	}
+	return false
+}
+
+// raceHeadline starts a racecheck record; false when t heads none.
+func (p *textParser) raceHeadline(t string) bool {
+	if m := reRace.FindStringSubmatch(t); m != nil {
+		f := p.start(KindRace, severity(m[1]), t)
+		f.Access = strings.ToLower(m[2])
+		loc := m[3]
+		if mm := reHazards.FindStringSubmatch(loc); mm != nil {
+			loc = mm[1]
+			f.Hazards, f.HasHazards = p.count(mm[2], "hazard count"), true
+		}
+		p.setLoc(f, loc)
+		return true
+	}
+	if m := reLegacyRace.FindStringSubmatch(t); m != nil {
+		f := p.start(KindRace, severity(m[1]), t)
+		f.Detail = m[3] + " hazard"
+		if m[2] != "" {
+			f.Detail += " (" + m[2] + ")"
+		}
+		f.Space = space(m[4])
+		f.Address, f.HasAddress = parseHex(m[5])
+		if m[6] != "" {
+			f.Block, _ = parseDim3(m[6])
+		}
+		f.Hazards, f.HasHazards = 1, true
+		return true
+	}
+	if reHazardLimit.MatchString(t) {
+		p.start(KindHazardLimit, SevWarning, t)
+		return true
+	}
+	return false
+}
+
+// otherHeadline starts a synccheck, malloc/free or hardware-exception
+// record; false when t heads none.
+func (p *textParser) otherHeadline(t string) bool {
+	if m := reBarrier.FindStringSubmatch(t); m != nil {
+		f := p.start(KindBarrierError, SevError, t)
+		f.Detail = m[1]
+		return true
+	}
+	if m := reMallocFree.FindStringSubmatch(t); m != nil {
+		f := p.start(KindMallocFree, SevError, t)
+		f.Detail = m[1]
+		return true
+	}
+	if reHardware.MatchString(t) {
+		p.start(KindHardwareException, SevError, t)
+		return true
+	}
+	return false
 }
 
 // setLoc reads "KERNEL+0xPC in FILE:LINE", "KERNEL+0xPC", "0xPC in

@@ -418,12 +418,11 @@ func canonical(name string) string {
 
 // Registry of live temporary names, removed by the signal handler.
 var (
-	mu         sync.Mutex
-	live       = map[string]bool{}
-	installed  sync.Once
-	cleanedMu  sync.Mutex
-	cleaned    = map[string]bool{}
-	signalExit = os.Exit
+	mu        sync.Mutex
+	live      = map[string]bool{}
+	installed sync.Once
+	cleanedMu sync.Mutex
+	cleaned   = map[string]bool{}
 )
 
 // hold locks the registry (installing the signal handler first).

@@ -19,6 +19,6 @@ func installHandler() {
 	go func() {
 		<-c
 		removeLive()
-		signalExit(130)
+		os.Exit(130)
 	}()
 }

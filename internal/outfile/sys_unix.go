@@ -57,6 +57,6 @@ func installHandler() {
 		if s == syscall.SIGTERM {
 			code = 143
 		}
-		signalExit(code)
+		os.Exit(code)
 	}()
 }

@@ -1,16 +1,14 @@
-// Package job opens and analyzes traces for every umtrace command (Opener:
-// SQLite exports and .nsys-rep files, errors with their exit codes) and
-// runs batches: it expands inputs, splits them into
+// Package batch runs umtrace batch: it expands inputs, splits them into
 // shards, names each trace, skips traces a previous run already analyzed
-// (same content hash and umtrace version), runs analyses concurrently and
-// writes a summary sorted by severity as Markdown, CSV and Parquet.
-package job
+// (same content hash and umtrace version), runs analyses concurrently
+// through the opener and writes a summary sorted by severity as
+// Markdown, CSV and Parquet.
+package batch
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/opener"
 	"github.com/umtrace/umtrace/report"
 )
 
@@ -27,7 +26,7 @@ const TraceExt = ".sqlite"
 
 // isTraceFile reports whether a directory walk collects path.
 func isTraceFile(path string) bool {
-	return strings.EqualFold(filepath.Ext(path), TraceExt) || IsReport(path)
+	return strings.EqualFold(filepath.Ext(path), TraceExt) || opener.IsReport(path)
 }
 
 // hasExport reports whether the report file path has a SQLite export
@@ -70,10 +69,10 @@ func Expand(args []string) ([]string, []Failure) {
 			if err != nil {
 				return err
 			}
-			if d.IsDir() || !isTraceFile(p) || (IsReport(p) && hasExport(p)) {
+			if d.IsDir() || !isTraceFile(p) || (opener.IsReport(p) && hasExport(p)) {
 				return nil
 			}
-			if err := CheckInput(p); err != nil {
+			if err := opener.CheckInput(p); err != nil {
 				fails = append(fails, Failure{Trace: p, Path: p, Reason: err.Error()})
 				return nil
 			}
@@ -107,10 +106,10 @@ func Expand(args []string) ([]string, []Failure) {
 				if err := walk(m); err != nil {
 					fails = append(fails, Failure{Trace: m, Path: m, Reason: oneLine(err.Error())})
 				} else if len(out) == before {
-					fails = append(fails, Failure{Trace: m, Path: m, Reason: fmt.Sprintf("%s: no trace files (%s, %s) in directory", m, TraceExt, strings.Join(ReportExts, ", "))})
+					fails = append(fails, Failure{Trace: m, Path: m, Reason: fmt.Sprintf("%s: no trace files (%s, %s) in directory", m, TraceExt, strings.Join(opener.ReportExts, ", "))})
 				}
 			default:
-				if err := CheckInput(m); err != nil {
+				if err := opener.CheckInput(m); err != nil {
 					fails = append(fails, Failure{Trace: m, Path: m, Reason: err.Error()})
 					continue
 				}
@@ -120,29 +119,6 @@ func Expand(args []string) ([]string, []Failure) {
 	}
 	sort.Strings(out)
 	return out, fails
-}
-
-// CheckInput returns an error (ExitBadInput, one line naming the file)
-// when path exists but is not a regular file or a directory: a FIFO, a
-// device or a socket, which umtrace never opens (a FIFO would block
-// forever). A path that does not exist passes; opening it reports that.
-func CheckInput(path string) error {
-	st, err := os.Stat(path)
-	if err != nil || st.Mode().IsRegular() || st.IsDir() {
-		return nil
-	}
-	what := "not a regular file"
-	switch m := st.Mode(); {
-	case m&os.ModeNamedPipe != 0:
-		what = "a FIFO (named pipe)"
-	case m&os.ModeCharDevice != 0:
-		what = "a character device"
-	case m&os.ModeDevice != 0:
-		what = "a block device"
-	case m&os.ModeSocket != 0:
-		what = "a socket"
-	}
-	return &Error{ExitBadInput, fmt.Errorf("%s: %s, not a regular file: umtrace reads traces only from regular files", path, what)}
 }
 
 // Shard selects part I of N of a sorted input list: the inputs whose
@@ -194,20 +170,6 @@ func (s Shard) Select(paths []string) []string {
 	return out
 }
 
-// HashFile returns the hex SHA-256 of a file's content.
-func HashFile(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 // TraceIDs names every path: its BaseID, or, when several paths share a
 // BaseID, the BaseID plus "-" and the first 8 hex digits of the file's
 // SHA-256. Pass the full sorted input list (before sharding) so every
@@ -216,7 +178,7 @@ func HashFile(path string) (string, error) {
 // path's hash so it can still be reported.
 func TraceIDs(paths []string, hash func(string) (string, error)) map[string]string {
 	if hash == nil {
-		hash = HashFile
+		hash = opener.HashFile
 	}
 	byBase := map[string][]string{}
 	for _, p := range paths {

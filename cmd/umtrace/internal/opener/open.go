@@ -1,4 +1,9 @@
-package job
+// Package opener is umtrace's one door from a file name to an analysis:
+// every command that reads a trace (single-file and job mode, diff,
+// gate, batch, export, reproduce --validate) opens it through an Opener,
+// which reads SQLite exports directly and Nsight Systems report files
+// through a cached `nsys export`, and gives every error its exit code.
+package opener
 
 import (
 	"errors"
@@ -9,49 +14,9 @@ import (
 	"sync"
 
 	"github.com/umtrace/umtrace/analyze"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/exitcode"
 	"github.com/umtrace/umtrace/ingest/nsys"
 )
-
-// Exit codes of umtrace (README.md documents them; keep them in sync).
-const (
-	ExitOK       = 0 // success
-	ExitFail     = 1 // a check failed: gate thresholds, --fail-on-storm, reproduce --validate mismatch
-	ExitUsage    = 2 // bad flags, arguments or option values
-	ExitBadInput = 3 // an input is missing, unreadable, not a trace/log, or corrupt (batch: at least one input failed)
-	ExitInternal = 4 // an output could not be written, out of memory, or an internal error
-)
-
-// Error is an error with the exit code it maps to.
-type Error struct {
-	Code int
-	Err  error
-}
-
-func (e *Error) Error() string { return e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }
-
-// WithCode gives err an exit code (nil stays nil; an err that has a code
-// keeps it).
-func WithCode(code int, err error) error {
-	var e *Error
-	if err == nil || errors.As(err, &e) {
-		return err
-	}
-	return &Error{code, err}
-}
-
-// Code is the exit code of err: 0 for nil, the code of an *Error in its
-// chain, else ExitInternal.
-func Code(err error) int {
-	if err == nil {
-		return ExitOK
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return ExitInternal
-}
 
 // Trace is one opened and analyzed trace. Close it when done.
 type Trace struct {
@@ -75,14 +40,14 @@ type Opener struct {
 	// else os.UserCacheDir()/umtrace/nsys-export.
 	CacheDir string
 	// Salvage reads damaged traces around the damage the reader detects
-	// (results marked Partial) instead of failing with ExitBadInput.
+	// (results marked Partial) instead of failing with exitcode.BadInput.
 	Salvage bool
 }
 
 // Analyze opens path and analyzes it: the one place where umtrace turns a
 // file name into an analysis. Every error names the file and carries its
-// exit code: ExitBadInput for a file that is missing, unreadable, not a
-// trace, corrupt or without CUDA activity, ExitUsage for an option the
+// exit code: exitcode.BadInput for a file that is missing, unreadable, not a
+// trace, corrupt or without CUDA activity, exitcode.Usage for an option the
 // trace cannot satisfy (a --step-range it lacks).
 func (o Opener) Analyze(path string, opts analyze.Options) (*Trace, error) {
 	if err := CheckInput(path); err != nil {
@@ -94,7 +59,7 @@ func (o Opener) Analyze(path string, opts analyze.Options) (*Trace, error) {
 	}
 	r, err := nsys.Open(db, nsys.Options{Salvage: o.Salvage})
 	if err != nil {
-		return nil, &Error{inputCode(err), named(path, salvageHint(err))}
+		return nil, &exitcode.Error{Code: inputCode(err), Err: named(path, salvageHint(err))}
 	}
 	if opts.Phases == nil && os.Getenv("UMTRACE_PHASES") != "" {
 		opts.Phases = os.Stderr // per-phase timings, for performance work (docs/performance.md)
@@ -104,10 +69,10 @@ func (o Opener) Analyze(path string, opts analyze.Options) (*Trace, error) {
 		r.Close()
 		var sr *analyze.StepRangeError
 		if errors.As(err, &sr) {
-			return nil, &Error{ExitUsage, named(path, err)}
+			return nil, &exitcode.Error{Code: exitcode.Usage, Err: named(path, err)}
 		}
 		// ingest.ErrNoCUDA, nsys.ErrCorrupt and read errors alike.
-		return nil, &Error{inputCode(err), named(path, salvageHint(err))}
+		return nil, &exitcode.Error{Code: inputCode(err), Err: named(path, salvageHint(err))}
 	}
 	if r.Partial() {
 		f.Whole.Partial = true
@@ -168,12 +133,12 @@ func salvageHint(err error) error {
 }
 
 // inputCode is the exit code of an error opening or reading a trace:
-// ExitBadInput, but ExitInternal when SQLite ran out of memory.
+// exitcode.BadInput, but exitcode.Internal when SQLite ran out of memory.
 func inputCode(err error) int {
 	if errors.Is(err, nsys.ErrOutOfMemory) {
-		return ExitInternal
+		return exitcode.Internal
 	}
-	return ExitBadInput
+	return exitcode.BadInput
 }
 
 // named prefixes err with path unless its message already names it.

@@ -1,4 +1,4 @@
-package job
+package batch
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/umtrace/umtrace/analyze"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/opener"
 	"github.com/umtrace/umtrace/internal/outfile"
 	"github.com/umtrace/umtrace/report"
 )
@@ -41,7 +42,7 @@ type Options struct {
 	Force   bool   // re-analyze even when the cache matches
 	Version string // umtrace version: part of the cache key
 	Analyze analyze.Options
-	Open    Opener // how traces (and .nsys-rep files) are opened
+	Open    opener.Opener // how traces (and .nsys-rep files) are opened
 	// Reports are written per trace as traces/<id><Ext>. Default: JSONReport.
 	Reports []Report
 	// Progress, when set, is called once per finished input, in
@@ -161,7 +162,7 @@ func one(path, id, dir string, opts Options) (report.SummaryRow, string, error) 
 	fail := func(err error) (report.SummaryRow, string, error) {
 		return report.SummaryRow{Trace: id, File: filepath.Base(path), Verdict: report.VerdictError, Reason: oneLine(err.Error()), UmtraceVersion: opts.Version}, "failed", nil
 	}
-	sha, err := HashFile(path)
+	sha, err := opener.HashFile(path)
 	if err != nil {
 		return fail(err)
 	}

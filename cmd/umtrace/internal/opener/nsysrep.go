@@ -1,4 +1,4 @@
-package job
+package opener
 
 import (
 	"bytes"
@@ -9,8 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/exitcode"
+	"github.com/umtrace/umtrace/internal/nsysbin"
 	"github.com/umtrace/umtrace/internal/outfile"
-	"github.com/umtrace/umtrace/reproducer"
 )
 
 // ReportExts are the Nsight Systems report file extensions umtrace reads
@@ -39,11 +40,11 @@ func (o Opener) SQLite(path string) (string, error) {
 	}
 	sha, err := HashFile(path)
 	if err != nil {
-		return "", &Error{ExitBadInput, err}
+		return "", &exitcode.Error{Code: exitcode.BadInput, Err: err}
 	}
 	dir, err := o.cacheDir()
 	if err != nil {
-		return "", &Error{ExitInternal, fmt.Errorf("%s: cache for nsys exports: %w", path, err)}
+		return "", &exitcode.Error{Code: exitcode.Internal, Err: fmt.Errorf("%s: cache for nsys exports: %w", path, err)}
 	}
 	db := filepath.Join(dir, sha+".sqlite")
 	if st, err := os.Stat(db); err == nil && st.Mode().IsRegular() {
@@ -51,22 +52,22 @@ func (o Opener) SQLite(path string) (string, error) {
 	}
 	bin, err := o.nsysBinary()
 	if err != nil {
-		return "", &Error{ExitUsage, fmt.Errorf("%s: --nsys: %w", path, err)}
+		return "", &exitcode.Error{Code: exitcode.Usage, Err: fmt.Errorf("%s: --nsys: %w", path, err)}
 	}
 	if bin == "" {
-		return "", &Error{ExitBadInput, fmt.Errorf("%s: no nsys to read it (install Nsight Systems, --nsys PATH or UMTRACE_NSYS); "+
+		return "", &exitcode.Error{Code: exitcode.BadInput, Err: fmt.Errorf("%s: no nsys to read it (install Nsight Systems, --nsys PATH or UMTRACE_NSYS); "+
 			"or export by hand: nsys export --type sqlite --output %s %s",
 			path, strings.TrimSuffix(path, filepath.Ext(path))+".sqlite", path)}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", &Error{ExitInternal, fmt.Errorf("%s: cache for nsys exports: %w", path, err)}
+		return "", &exitcode.Error{Code: exitcode.Internal, Err: fmt.Errorf("%s: cache for nsys exports: %w", path, err)}
 	}
 	// Export into a private scratch directory beside the cache entry and
 	// rename: concurrent runs (batch workers, shards) never read a
 	// half-written export, and SIGINT/SIGTERM remove it (outfile).
 	scratch, remove, err := outfile.TempDir(db)
 	if err != nil {
-		return "", &Error{ExitInternal, fmt.Errorf("%s: cache for nsys exports: %w", path, err)}
+		return "", &exitcode.Error{Code: exitcode.Internal, Err: fmt.Errorf("%s: cache for nsys exports: %w", path, err)}
 	}
 	defer remove()
 	tmp := filepath.Join(scratch, sha+".sqlite")
@@ -74,13 +75,13 @@ func (o Opener) SQLite(path string) (string, error) {
 	cmd := exec.Command(bin, "export", "--type", "sqlite", "--output", tmp, path)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return "", &Error{ExitBadInput, fmt.Errorf("%s: %s export --type sqlite failed: %v: %s", path, bin, err, lastLine(out.String()))}
+		return "", &exitcode.Error{Code: exitcode.BadInput, Err: fmt.Errorf("%s: %s export --type sqlite failed: %v: %s", path, bin, err, lastLine(out.String()))}
 	}
 	if st, err := os.Stat(tmp); err != nil || st.Size() == 0 {
-		return "", &Error{ExitBadInput, fmt.Errorf("%s: %s export --type sqlite wrote no SQLite file: %s", path, bin, lastLine(out.String()))}
+		return "", &exitcode.Error{Code: exitcode.BadInput, Err: fmt.Errorf("%s: %s export --type sqlite wrote no SQLite file: %s", path, bin, lastLine(out.String()))}
 	}
 	if err := os.Rename(tmp, db); err != nil {
-		return "", &Error{ExitInternal, fmt.Errorf("%s: cache for nsys exports: %w", path, err)}
+		return "", &exitcode.Error{Code: exitcode.Internal, Err: fmt.Errorf("%s: cache for nsys exports: %w", path, err)}
 	}
 	return db, nil
 }
@@ -100,14 +101,14 @@ func (o Opener) cacheDir() (string, error) {
 	return filepath.Join(d, "umtrace", "nsys-export"), nil
 }
 
-// nsysBinary is Nsys, $UMTRACE_NSYS or what reproducer.FindNsys finds
+// nsysBinary is Nsys, $UMTRACE_NSYS or what nsysbin.Find finds
 // (PATH, then standard install locations); "" when there is none.
 func (o Opener) nsysBinary() (string, error) {
 	explicit := o.Nsys
 	if explicit == "" {
 		explicit = os.Getenv("UMTRACE_NSYS")
 	}
-	p, err := reproducer.FindNsys(explicit)
+	p, err := nsysbin.Find(explicit)
 	if err != nil {
 		return "", err
 	}
