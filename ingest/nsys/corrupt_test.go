@@ -22,12 +22,11 @@ type corruption struct {
 	hurt func(t *testing.T, path string)
 }
 
-// analyzeWith opens path with UMTRACE_READER=mode and analyzes it: the JSON
+// analyzeWith opens path with Options.Read = mode and analyzes it: the JSON
 // of the result, or the error.
 func analyzeWith(t *testing.T, path, mode string) ([]byte, error) {
 	t.Helper()
-	t.Setenv("UMTRACE_READER", mode)
-	r, err := Open(path, Options{})
+	r, err := Open(path, Options{Read: ReadPath(mode)})
 	if err != nil {
 		return nil, err
 	}

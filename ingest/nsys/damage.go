@@ -177,7 +177,7 @@ func (r *Reader) checkReadTables() error {
 	rows.Close()
 	tables := append([]string{}, metaTables...)
 	for _, t := range []string{tRuntime, tKernel, tMemcpy, tMemset, tSync, tGPUFault, tCPUFault, tNVTX, tMemUsage, tStringIds} {
-		if r.pages == nil || !pageReads {
+		if !r.pageReads() {
 			break // the scans check them (checkDriverTable)
 		}
 		if leaves, err := r.pages.Leaves(uint32(roots[t])); err == nil && len(leaves) > smallTableLeaves {

@@ -87,8 +87,8 @@ import (
 // fastRows is the number of rows one C call reads.
 const fastRows = 1024
 
-// fastAvailable reports whether the bulk C reader can be used. Tests and
-// UMTRACE_SLOW_READ=1 turn it off to compare with the driver path.
+// fastAvailable reports whether the bulk C reader can be used (set once,
+// when the package loads; Options.Read = ReadDriverRows does without it).
 var fastAvailable = C.umFastAvailable() != 0
 
 // scanRangeFast reads integer-only queries with lo <= rowid < hi straight

@@ -20,7 +20,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	_ "github.com/mattn/go-sqlite3" // SQLite driver
 
 	"github.com/umtrace/umtrace/ingest"
@@ -37,20 +36,6 @@ var (
 	// the input's fault.
 	ErrOutOfMemory = errors.New("out of memory")
 )
-
-// Options configure a Reader.
-type Options struct {
-	// BatchRows is the number of rows per record batch (default 65536).
-	BatchRows int
-	// Mem allocates Arrow buffers (default memory.DefaultAllocator).
-	Mem memory.Allocator
-	// Salvage reads on around damage the reader detects instead of
-	// failing with ErrCorrupt; Partial then says so (damage.go).
-	Salvage bool
-}
-
-// DefaultBatchRows is the batch size used when Options.BatchRows is 0.
-const DefaultBatchRows = 16 << 10
 
 // Reader is an open nsys export. It implements ingest.Source.
 type Reader struct {
@@ -73,27 +58,20 @@ type Reader struct {
 	noteMu sync.Mutex
 	notes  []string // warnings about the read (a fallback to SQLite)
 
-	pages     *sqlitefile.File // the page reader; nil where it cannot read this file
-	tmpDir    string           // a recovered copy's directory (sidecar.go), removed by Close
-	pagesOnly bool             // no fallback to SQLite on a doubtful page (UMTRACE_READER=pages)
-	pageMu    sync.Mutex
-	pageTabs  map[string]*pageTable
-	dmg       damage // damage found, and tables checked (damage.go)
+	pages    *sqlitefile.File // the page reader; nil where it cannot read this file
+	tmpDir   string           // a recovered copy's directory (sidecar.go), removed by Close
+	pageMu   sync.Mutex
+	pageTabs map[string]*pageTable
+	dmg      damage // damage found, and tables checked (damage.go)
 }
 
 // Open opens an nsys SQLite export read-only. It never writes to the file.
 func Open(path string, opts Options) (*Reader, error) {
-	if opts.BatchRows <= 0 {
-		opts.BatchRows = DefaultBatchRows
-	}
-	if opts.Mem == nil {
-		opts.Mem = memory.DefaultAllocator
-	}
-	if err := checkHeader(path); err != nil {
+	opts, err := opts.withDefaults()
+	if err != nil {
 		return nil, err
 	}
-	usePages, pagesOnly, err := readerEnv()
-	if err != nil {
+	if err := checkHeader(path); err != nil {
 		return nil, err
 	}
 	// Committed rows in a -wal file, or a hot journal: read a recovered
@@ -126,8 +104,7 @@ func Open(path string, opts Options) (*Reader, error) {
 	}
 	// Without the page reader (WAL files, UTF-16, an unreadable header)
 	// every table goes through SQLite.
-	r.pagesOnly = pagesOnly
-	if usePages {
+	if opts.Read != ReadDriver {
 		r.pages, _ = sqlitefile.Open(file)
 	}
 	if err := r.checkReadTables(); err != nil { // damage.go

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strings"
 
@@ -19,31 +18,6 @@ import (
 // decode in parallel. SQLite still answers every metadata question (root
 // pages, column order) and reads whatever the page reader cannot; the
 // tests check both give the same rows on every shared export.
-
-// pageReads turns the page reader on (tests switch it off to compare with
-// the SQLite paths; UMTRACE_READER=driver does too).
-var pageReads = true
-
-// pagesOnly turns the fallback to SQLite off: a page the page reader
-// doubts is an error (UMTRACE_READER=pages, for tests and diagnosis).
-var pagesOnly = false
-
-// readerEnv reads UMTRACE_READER: "driver" reads every table through
-// SQLite, "pages" through the page reader with no fallback, "" (default)
-// through the page reader where it can, falling back to SQLite for the
-// rest of a table at the first page it doubts.
-func readerEnv() (usePages, only bool, err error) {
-	switch v := os.Getenv("UMTRACE_READER"); v {
-	case "":
-		return true, false, nil
-	case "driver":
-		return false, false, nil
-	case "pages":
-		return true, true, nil
-	default:
-		return false, false, fmt.Errorf("UMTRACE_READER=%q: want driver or pages", v)
-	}
-}
 
 // pageCorrupt is the page reader's error on a page it doubts: the part's
 // rows are dropped and SQLite reads the table from rowid last+1 on (last
@@ -68,7 +42,7 @@ type pageTable struct {
 // table must go through SQLite (WITHOUT ROWID, generated columns, an
 // unreadable default, or a file the page reader does not support).
 func (r *Reader) pageLayout(src string) (*pageTable, error) {
-	if r.pages == nil || !pageReads {
+	if !r.pageReads() {
 		return nil, nil
 	}
 	r.pageMu.Lock()
@@ -147,7 +121,7 @@ func (r *Reader) loadPageLayout(src string) (*pageTable, error) {
 		pt.cols[rowidCol] = c
 	}
 	pt.leaves, err = r.pages.Leaves(pt.root)
-	if errors.Is(err, sqlitefile.ErrCorrupt) && !pagesOnly && !r.pagesOnly {
+	if errors.Is(err, sqlitefile.ErrCorrupt) && r.opts.Read != ReadPages {
 		// A doubtful interior page: the whole table is SQLite's.
 		return nil, r.doubted(src, err, fmt.Sprintf("%s: the page reader doubted its b-tree (%v); the table was read through SQLite", src, err))
 	}
@@ -218,7 +192,7 @@ func (r *Reader) scanPages(b *ingest.Builder, q query, s *strs, cols []sqlitefil
 		if err == io.EOF {
 			return rows, nil
 		}
-		if errors.Is(err, sqlitefile.ErrCorrupt) && !pagesOnly && !r.pagesOnly {
+		if errors.Is(err, sqlitefile.ErrCorrupt) && r.opts.Read != ReadPages {
 			// The part is SQLite's from its start: the rows past its
 			// parents' lower bound.
 			pc := &pageCorrupt{err: err}

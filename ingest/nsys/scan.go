@@ -478,11 +478,6 @@ func lookup(ck *checks, s *strs, table, col string, v sql.NullInt64) string {
 	return s.get(v.Int64)
 }
 
-// minParallelRows is the table size above which Scan reads parts in
-// parallel; a part is about half of it (a variable so tests can force the
-// parallel path on small tables).
-var minParallelRows int64 = 1 << 17
-
 // maxParts bounds the parts of one table.
 const maxParts = 4096
 
@@ -491,7 +486,7 @@ const maxParts = 4096
 var readers = make(chan struct{}, runtime.GOMAXPROCS(0))
 
 // scan runs q over src and emits batches of t in storage (rowid) order.
-// Large tables are split into parts of about minParallelRows/2 rows:
+// Large tables are split into parts of about Options.ParallelRows/2 rows:
 // leaf-page ranges for the page reader, rowid ranges for SQLite (which
 // seeks a rowid range without a full scan). A few parts are read ahead
 // concurrently and their batches handed to fn in part order, from one
@@ -509,8 +504,8 @@ func (r *Reader) scan(t *ingest.Table, src string, newQuery func() query, s *str
 	}
 	span := struct{ lo, hi int64 }{lo.Int64, hi.Int64}
 	parts := 1
-	if n := hi.Int64 - lo.Int64 + 1; n >= minParallelRows {
-		parts = int(min(n/(minParallelRows/2), maxParts))
+	if n, par := hi.Int64-lo.Int64+1, r.opts.ParallelRows; n >= par {
+		parts = int(min(n/max(par/2, 1), maxParts))
 	}
 	// A part reads rows into a builder; what names it in errors; batches
 	// bounds how many batches it can emit.
@@ -579,7 +574,7 @@ func (r *Reader) scan(t *ingest.Table, src string, newQuery func() query, s *str
 				batches: int((b-a)/int64(r.opts.BatchRows)) + 2,
 				bytes:   (b - a) * 8 * int64(len(sel)),
 				read: func(bd *ingest.Builder, q query, emit func() error) (int, error) {
-					if fastAvailable && len(q.strs) == 0 {
+					if r.opts.Read != ReadDriverRows && fastAvailable && len(q.strs) == 0 {
 						return r.scanRangeFast(bd, q, s, stmt, a, b, emit)
 					}
 					return r.scanRangeDriver(bd, q, s, stmt, a, b, emit)

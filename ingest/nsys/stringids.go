@@ -33,7 +33,7 @@ import (
 // is not a rowid table keyed by id; SQLite reads it and reports what is
 // wrong).
 func (r *Reader) stringIDsCols() (pt *pageTable, cols []sqlitefile.Column, ok bool) {
-	if r.pages == nil || !pageReads {
+	if !r.pageReads() {
 		return nil, nil, false
 	}
 	pt, err := r.pageLayout("StringIds")
@@ -529,7 +529,7 @@ func (r *Reader) stringIDsPageErr(err, errOut error) error {
 	if errors.Is(err, errOut) {
 		return nil
 	}
-	if errors.Is(err, sqlitefile.ErrCorrupt) && !pagesOnly && !r.pagesOnly {
+	if errors.Is(err, sqlitefile.ErrCorrupt) && r.opts.Read != ReadPages {
 		return r.doubted(tStringIds, err, fmt.Sprintf("StringIds: the page reader doubted a page (%v); the table was read through SQLite", err))
 	}
 	return r.wrapDBErr("reading StringIds", err)

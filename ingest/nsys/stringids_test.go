@@ -30,8 +30,7 @@ func TestStringIDsPagesMatchDriver(t *testing.T) {
 			if err != nil || got == nil {
 				t.Fatalf("page path: %v, %v", got, err)
 			}
-			defer useReadPath(2)()
-			r2, err := Open(path, Options{})
+			r2, err := Open(path, Options{Read: readPaths[2].path})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,14 +127,12 @@ func TestStringIDsIndex(t *testing.T) {
 			if err != nil || !idx.lazy {
 				t.Fatalf("page path: lazy %v, %v", idx != nil && idx.lazy, err)
 			}
-			restore := useReadPath(2)
-			r2, err := Open(path, Options{})
+			r2, err := Open(path, Options{Read: readPaths[2].path})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer r2.Close()
 			want, err := r2.stringIDs()
-			restore()
 			if err != nil || want.lazy {
 				t.Fatalf("driver path: lazy %v, %v", want != nil && want.lazy, err)
 			}

@@ -77,6 +77,9 @@ type Opener struct {
 	// Salvage reads damaged traces around the damage the reader detects
 	// (results marked Partial) instead of failing with ExitBadInput.
 	Salvage bool
+	// Read is the reader's read path (nsys.Options.Read; the CLI takes it
+	// from UMTRACE_READER, for tests and diagnosis).
+	Read nsys.ReadPath
 }
 
 // Analyze opens path and analyzes it: the one place where umtrace turns a
@@ -92,7 +95,7 @@ func (o Opener) Analyze(path string, opts analyze.Options) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := nsys.Open(db, nsys.Options{Salvage: o.Salvage})
+	r, err := nsys.Open(db, nsys.Options{Salvage: o.Salvage, Read: o.Read})
 	if err != nil {
 		return nil, &Error{inputCode(err), named(path, salvageHint(err))}
 	}
