@@ -21,20 +21,9 @@ import (
 // gives one warning with a count and an example value (one per kind of
 // bad value: a column can have two).
 
-// Enum ranges (NSYS_SCHEMA §3) and the value that stands for "unknown".
+// The enum ranges and id bounds are declared with the tables
+// (schema.Column.Hi and Unknown).
 const (
-	copyKindMax     = 13 // ENUM_CUDA_MEMCPY_OPER 0..13, 0 unknown
-	migCauseMax     = 5  // ENUM_CUDA_UNIF_MEM_MIGRATION 0..5, 0 unknown
-	memKindMax      = 7  // ENUM_CUDA_MEM_KIND 0..7, 7 unknown
-	memKindUnknown  = 7
-	accessTypeMax   = 4 // ENUM_CUDA_UNIF_MEM_ACCESS_TYPE 0..4, 0 unknown
-	syncTypeMax     = 4 // ENUM_CUPTI_SYNC_TYPE 0..4, 0 unknown
-	memOpMax        = 1 // ENUM_CUDA_DEV_MEM_EVENT_OPER 0 alloc, 1 free
-	eventClassMax   = 1 << 16
-	eventTypeMax    = 1 << 16
-	maxDeviceID     = 1 << 16
-	maxStreamID     = 1 << 32
-	maxContextID    = 1 << 32
 	unknownID       = -1
 	unresolvedIDFmt = "[unknown string id %d]"
 )

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/umtrace/umtrace/ingest/nsys/schema"
 )
 
 // Corruption policy. A damaged file is an error (ErrCorrupt, exit 3 in the
@@ -125,8 +127,8 @@ func (q quiet) Unwrap() error { return q.err }
 
 // metaTables are the small tables the reader reads through SQLite besides
 // the ones it scans (detect.go, procinfo.go).
-var metaTables = []string{"META_DATA_CAPTURE", "META_DATA_EXPORT", "EXPORT_META_DATA", "ANALYSIS_DETAILS",
-	"TARGET_INFO_SESSION_START_TIME", "PROCESSES", "DIAGNOSTIC_EVENT", tThreads, tGPU, tCudaGPU}
+var metaTables = []string{schema.MetaDataCapture, schema.MetaDataExport, schema.ExportMetaData, schema.AnalysisDetails,
+	schema.SessionStartTime, schema.Processes, schema.DiagnosticEvent, schema.ThreadNames.Name, schema.GPU.Name, schema.GPU.Alt[0]}
 
 // smallTableLeaves: a table of at most this many leaf pages is checked
 // whole when the reader opens the file (milliseconds), whichever path
@@ -176,7 +178,7 @@ func (r *Reader) checkReadTables() error {
 	}
 	rows.Close()
 	tables := append([]string{}, metaTables...)
-	for _, t := range []string{tRuntime, tKernel, tMemcpy, tMemset, tSync, tGPUFault, tCPUFault, tNVTX, tMemUsage, tStringIds} {
+	for _, t := range append(schema.Names(schema.Tables...), schema.StringIds.Name) {
 		if !r.pageReads() {
 			break // the scans check them (checkDriverTable)
 		}

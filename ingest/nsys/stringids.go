@@ -15,6 +15,7 @@ import (
 
 	"github.com/umtrace/umtrace/ingest"
 	"github.com/umtrace/umtrace/ingest/nsys/internal/sqlitefile"
+	"github.com/umtrace/umtrace/ingest/nsys/schema"
 )
 
 // StringIds through the page reader. Exports with millions of distinct
@@ -530,7 +531,7 @@ func (r *Reader) stringIDsPageErr(err, errOut error) error {
 		return nil
 	}
 	if errors.Is(err, sqlitefile.ErrCorrupt) && r.opts.Read != ReadPages {
-		return r.doubted(tStringIds, err, fmt.Sprintf("StringIds: the page reader doubted a page (%v); the table was read through SQLite", err))
+		return r.doubted(schema.StringIds.Name, err, fmt.Sprintf("StringIds: the page reader doubted a page (%v); the table was read through SQLite", err))
 	}
 	return r.wrapDBErr("reading StringIds", err)
 }
