@@ -109,10 +109,7 @@ func (r *Reader) Warnings() []string {
 	c := &r.checks
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]string, 0, len(c.m)+len(r.notes))
-	r.noteMu.Lock()
-	out = append(out, r.notes...)
-	r.noteMu.Unlock()
+	out := r.notes.all()
 	for k, a := range c.m {
 		rows := "rows"
 		if a.n == 1 {
@@ -296,11 +293,24 @@ func (s *strs) get(id int64) string {
 	return fmt.Sprintf(unresolvedIDFmt, id)
 }
 
-// note records a warning about the read itself (one per table).
-func (r *Reader) note(msg string) {
-	r.noteMu.Lock()
-	defer r.noteMu.Unlock()
-	if !slices.Contains(r.notes, msg) {
-		r.notes = append(r.notes, msg)
+// notes are warnings about the read itself (a fallback to SQLite).
+type notes struct {
+	mu   sync.Mutex
+	list []string
+}
+
+// add records a warning about the read itself (one per table).
+func (n *notes) add(msg string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !slices.Contains(n.list, msg) {
+		n.list = append(n.list, msg)
 	}
+}
+
+// all returns a copy of the warnings.
+func (n *notes) all() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Clone(n.list)
 }

@@ -60,10 +60,10 @@ func (r *Reader) doubted(table string, cause error, msg string) error {
 		if !r.opts.Salvage {
 			return fmt.Errorf("%w (the page reader: %v)", err, cause)
 		}
-		r.note(msg + "; the file is damaged (" + shortErr(err) + "): results are partial (--salvage)")
+		r.notes.add(msg + "; the file is damaged (" + shortErr(err) + "): results are partial (--salvage)")
 		return nil
 	}
-	r.note(msg)
+	r.notes.add(msg)
 	return nil
 }
 
@@ -81,7 +81,7 @@ func (r *Reader) checkDriverTable(table string) error {
 	if !r.opts.Salvage {
 		return err
 	}
-	r.note(fmt.Sprintf("%s: the file is damaged (%s): read as SQLite reads it, results are partial (--salvage)", table, shortErr(err)))
+	r.notes.add(fmt.Sprintf("%s: the file is damaged (%s): read as SQLite reads it, results are partial (--salvage)", table, shortErr(err)))
 	return nil
 }
 
@@ -160,7 +160,7 @@ func (r *Reader) checkReadTables() error {
 			if !r.opts.Salvage {
 				return err
 			}
-			r.note(fmt.Sprintf("the file is damaged (%s): read as SQLite reads it, results are partial (--salvage)", shortErr(err)))
+			r.notes.add(fmt.Sprintf("the file is damaged (%s): read as SQLite reads it, results are partial (--salvage)", shortErr(err)))
 		}
 		return nil
 	}
@@ -179,7 +179,7 @@ func (r *Reader) checkReadTables() error {
 	rows.Close()
 	tables := append([]string{}, metaTables...)
 	for _, t := range append(schema.Names(schema.Tables...), schema.StringIds.Name) {
-		if !r.pageReads() {
+		if r.pages == nil || !r.opts.pageReads() {
 			break // the scans check them (checkDriverTable)
 		}
 		if leaves, err := r.pages.Leaves(uint32(roots[t])); err == nil && len(leaves) > smallTableLeaves {
@@ -195,7 +195,7 @@ func (r *Reader) checkReadTables() error {
 			if !r.opts.Salvage {
 				return err
 			}
-			r.note(fmt.Sprintf("%s: the file is damaged (%s): read as SQLite reads it, results are partial (--salvage)", t, shortErr(err)))
+			r.notes.add(fmt.Sprintf("%s: the file is damaged (%s): read as SQLite reads it, results are partial (--salvage)", t, shortErr(err)))
 		}
 	}
 	return nil

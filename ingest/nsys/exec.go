@@ -35,15 +35,15 @@ type scanner struct {
 	newQuery func() query // each part gets its own: row fillers keep per-scan caches
 }
 
-// scan reads table t from src (rows as newQuery selects and fills them)
+// run reads table t from src (rows as newQuery selects and fills them)
 // and emits its batches in storage (rowid) order.
-func (r *Reader) scan(t *ingest.Table, src string, s *strs, newQuery func() query, fn func(arrow.RecordBatch) error) error {
-	q := newQuery()
-	p, err := r.plan(src, q, s)
+func (x *scanner) run(src string, fn func(arrow.RecordBatch) error) error {
+	q := x.newQuery()
+	p, err := x.planScan(src, q)
 	if err != nil || p == nil {
 		return err
 	}
-	x := &scanner{r: r, t: t, plan: p, s: s, newQuery: newQuery}
+	x.plan = p
 	if len(p.parts) == 1 {
 		err := x.readPart(p.parts[0], q, fn)
 		if pc := (*pageCorrupt)(nil); errors.As(err, &pc) {

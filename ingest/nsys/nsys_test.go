@@ -345,10 +345,10 @@ func TestFastReadMatchesDriver(t *testing.T) {
 			paged := 0
 			for _, tab := range ingest.Tables {
 				if src := r.SourceTable(tab); src != "" {
-					if pt, err := r.pageLayout(src); err != nil {
+					if pt, err := r.layouts.pageLayout(src); err != nil {
 						t.Fatal(err)
 					} else if pt != nil {
-						if _, ok := pt.columns(r.query(tab, src, nil, &checks{}).ints); ok {
+						if _, ok := pt.columns(newQuery(r.cols, r.opts.BatchRows, tab, src, nil, &checks{}).ints); ok {
 							paged++
 						}
 					}
@@ -442,8 +442,9 @@ func TestPageLayoutRowidAlias(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r := &Reader{path: p, db: ro, pages: f}
-	pt, err := r.pageLayout("alias")
+	r := newReader(store{path: p, db: ro}, Options{})
+	r.pages = f
+	pt, err := r.layouts.pageLayout("alias")
 	if err != nil || pt == nil {
 		t.Fatalf("alias: %v %v", pt, err)
 	}
@@ -460,7 +461,7 @@ func TestPageLayoutRowidAlias(t *testing.T) {
 		t.Errorf("alias rows: %d %v %v %v", n, err, vals, nulls)
 	}
 	for _, name := range []string{"descpk", "norowid"} {
-		if pt, err := r.pageLayout(name); err != nil || pt != nil {
+		if pt, err := r.layouts.pageLayout(name); err != nil || pt != nil {
 			t.Errorf("%s: page layout %+v, %v; want SQLite to read it", name, pt, err)
 		}
 	}
@@ -479,7 +480,7 @@ func TestReadPathsOnSynthTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	pt, err := r.pageLayout(r.SourceTable(ingest.API))
+	pt, err := r.layouts.pageLayout(r.SourceTable(ingest.API))
 	if err != nil || pt == nil || len(pt.leaves) < 100 {
 		t.Fatalf("API table: %v leaves, %v; want a multi-level tree", pt, err)
 	}

@@ -18,7 +18,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	_ "github.com/mattn/go-sqlite3" // SQLite driver
 
@@ -37,32 +36,30 @@ var (
 	ErrOutOfMemory = errors.New("out of memory")
 )
 
-// Reader is an open nsys export. It implements ingest.Source.
-type Reader struct {
+// store is the open database: its queries and the errors that name the
+// file.
+type store struct {
 	path string
 	uri  string // read-only, immutable SQLite URI of path
 	db   *sql.DB
+}
+
+// Reader is an open nsys export. It implements ingest.Source.
+type Reader struct {
+	store
 	opts Options
 	info ingest.TraceInfo
-	cols map[string]map[string]bool // table -> column set (present tables only)
+	cols tableSet // table -> column set (present tables only)
 
-	strOnce sync.Once
-	strErr  error
-	strs    *strs
-	// StringIds whole (stringDict), when strs is an index.
-	dictOnce sync.Once
-	dictErr  error
-	dict     *strs
+	strtab stringTable // StringIds (detect.go)
 
 	checks checks // range-check warnings of finished scans
-	noteMu sync.Mutex
-	notes  []string // warnings about the read (a fallback to SQLite)
+	notes  notes  // warnings about the read (a fallback to SQLite)
 
-	pages    *sqlitefile.File // the page reader; nil where it cannot read this file
-	tmpDir   string           // a recovered copy's directory (sidecar.go), removed by Close
-	pageMu   sync.Mutex
-	pageTabs map[string]*pageTable
-	dmg      damage // damage found, and tables checked (damage.go)
+	pages   *sqlitefile.File // the page reader; nil where it cannot read this file
+	tmpDir  string           // a recovered copy's directory (sidecar.go), removed by Close
+	layouts pageLayouts      // the page reader's plans of the tables (pages.go)
+	dmg     damage           // damage found, and tables checked (damage.go)
 }
 
 // Open opens an nsys SQLite export read-only. It never writes to the file.
@@ -94,9 +91,10 @@ func Open(path string, opts Options) (*Reader, error) {
 		return nil, fmt.Errorf("%s: opening: %w", path, err)
 	}
 	db.SetMaxOpenConns(8)
-	r := &Reader{path: path, uri: u.String(), db: db, opts: opts, tmpDir: tmpDir}
+	r := newReader(store{path: path, uri: u.String(), db: db}, opts)
+	r.tmpDir = tmpDir
 	if side != "" {
-		r.note(fmt.Sprintf("%s: read with %s applied, from a temporary copy", filepath.Base(path), filepath.Base(side)))
+		r.notes.add(fmt.Sprintf("%s: read with %s applied, from a temporary copy", filepath.Base(path), filepath.Base(side)))
 	}
 	if err := r.detect(); err != nil {
 		r.Close()
@@ -112,6 +110,14 @@ func Open(path string, opts Options) (*Reader, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// newReader returns a Reader of st, its parts wired to it.
+func newReader(st store, opts Options) *Reader {
+	r := &Reader{store: st, opts: opts}
+	r.strtab.r = r
+	r.layouts.r = r
+	return r
 }
 
 // Close closes the database.
@@ -202,7 +208,7 @@ func isText(b []byte) bool {
 }
 
 // wrapDBErr turns driver errors into messages that name the file.
-func (r *Reader) wrapDBErr(what string, err error) error {
+func (r *store) wrapDBErr(what string, err error) error {
 	msg := err.Error()
 	if strings.Contains(msg, "out of memory") {
 		return fmt.Errorf("%s: %s: %w (SQLite)", r.path, what, ErrOutOfMemory)

@@ -78,7 +78,6 @@ func (o Options) withDefaults() (Options, error) {
 	return o, err
 }
 
-// pageReads reports whether tables are read through the page reader.
-func (r *Reader) pageReads() bool {
-	return r.pages != nil && r.opts.Read != ReadDriver && r.opts.Read != ReadDriverRows
-}
+// pageReads reports whether tables are read through the page reader
+// (where it can read the file).
+func (o Options) pageReads() bool { return o.Read != ReadDriver && o.Read != ReadDriverRows }

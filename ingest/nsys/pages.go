@@ -7,6 +7,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/umtrace/umtrace/ingest"
 	"github.com/umtrace/umtrace/ingest/nsys/internal/sqlitefile"
@@ -38,26 +39,34 @@ type pageTable struct {
 	leaves []uint32
 }
 
+// pageLayouts are the page reader's plans of the tables, made once each.
+type pageLayouts struct {
+	r  *Reader
+	mu sync.Mutex
+	m  map[string]*pageTable
+}
+
 // pageLayout returns the page reader's plan for table src, or nil when the
 // table must go through SQLite (WITHOUT ROWID, generated columns, an
 // unreadable default, or a file the page reader does not support).
-func (r *Reader) pageLayout(src string) (*pageTable, error) {
-	if !r.pageReads() {
+func (pl *pageLayouts) pageLayout(src string) (*pageTable, error) {
+	r := pl.r
+	if r.pages == nil || !r.opts.pageReads() {
 		return nil, nil
 	}
-	r.pageMu.Lock()
-	defer r.pageMu.Unlock()
-	if pt, ok := r.pageTabs[src]; ok {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pt, ok := pl.m[src]; ok {
 		return pt, nil
 	}
-	pt, err := r.loadPageLayout(src)
+	pt, err := r.layouts.loadPageLayout(src)
 	if err != nil {
 		return nil, err
 	}
-	if r.pageTabs == nil {
-		r.pageTabs = map[string]*pageTable{}
+	if pl.m == nil {
+		pl.m = map[string]*pageTable{}
 	}
-	r.pageTabs[src] = pt
+	pl.m[src] = pt
 	return pt, nil
 }
 
@@ -67,7 +76,8 @@ var (
 	pkDesc = regexp.MustCompile(`(?i)PRIMARY\s+KEY\s+DESC`)
 )
 
-func (r *Reader) loadPageLayout(src string) (*pageTable, error) {
+func (pl *pageLayouts) loadPageLayout(src string) (*pageTable, error) {
+	r := pl.r
 	var root int64
 	var ddl sql.NullString
 	err := r.db.QueryRow(`SELECT rootpage, sql FROM sqlite_master WHERE type = 'table' AND name = ?`, src).Scan(&root, &ddl)
@@ -149,9 +159,10 @@ func (pt *pageTable) columns(exprs []string) ([]sqlitefile.Column, bool) {
 	return out, true
 }
 
-// scanPages reads the rows of leaves through the page reader, fastRows at
+// read reads the rows of leaves through the page reader, fastRows at
 // a time, into b. cols are q's integer columns, then its text columns.
-func (r *Reader) scanPages(b *ingest.Builder, q query, s *strs, cols []sqlitefile.Column, ncols int, leaves []uint32, emit func() error) (rows int, err error) {
+func (p pageRows) read(b *ingest.Builder, q query, emit func() error) (rows int, err error) {
+	r, s, cols, ncols, leaves := p.r, p.s, p.cols, p.ncols, p.leaves
 	cur := r.pages.NewCursor(leaves, cols)
 	cur.SetColumns(ncols) // the table's declared columns
 	n, ni := len(cols), len(q.ints)
@@ -185,7 +196,7 @@ func (r *Reader) scanPages(b *ingest.Builder, q query, s *strs, cols []sqlitefil
 				sv[c] = sql.NullString{String: texts[i*n+ni+c], Valid: nulls[i*n+ni+c] == 0}
 			}
 			rows++
-			if err := r.addRow(b, q, iv, sv, s, emit); err != nil {
+			if err := q.add(b, iv, sv, s, emit); err != nil {
 				return rows, err
 			}
 		}

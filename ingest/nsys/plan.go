@@ -22,17 +22,13 @@ type rowReader interface {
 	read(b *ingest.Builder, q query, emit func() error) (rows int, err error)
 }
 
-// pageRows reads leaf pages through the page reader.
+// pageRows reads leaf pages through the page reader (read: pages.go).
 type pageRows struct {
 	r      *Reader
 	s      *strs
 	cols   []sqlitefile.Column // q's integer columns, then its text columns
 	ncols  int                 // the table's declared columns
 	leaves []uint32
-}
-
-func (p pageRows) read(b *ingest.Builder, q query, emit func() error) (int, error) {
-	return p.r.scanPages(b, q, p.s, p.cols, p.ncols, p.leaves, emit)
 }
 
 // rangeRows reads rows lo <= rowid < hi through SQLite: the bulk C
@@ -47,9 +43,9 @@ type rangeRows struct {
 
 func (p rangeRows) read(b *ingest.Builder, q query, emit func() error) (int, error) {
 	if p.driver {
-		return p.r.scanRangeDriver(b, q, p.s, p.stmt, p.lo, p.hi, emit)
+		return p.driverRead(b, q, emit)
 	}
-	return p.r.scanRangeFast(b, q, p.s, p.stmt, p.lo, p.hi, emit)
+	return p.fast(b, q, emit)
 }
 
 // A part is a slice of a table in storage order, read by one rowReader
@@ -74,11 +70,12 @@ type scanPlan struct {
 // maxParts bounds the parts of one table.
 const maxParts = 4096
 
-// plan plans the scan of src with q's columns: nil for an empty table.
+// planScan plans the scan of src with q's columns: nil for an empty table.
 // Large tables are split into parts of about Options.ParallelRows/2 rows:
 // leaf-page ranges for the page reader, rowid ranges for SQLite (which
 // seeks a rowid range without a full scan).
-func (r *Reader) plan(src string, q query, s *strs) (*scanPlan, error) {
+func (x *scanner) planScan(src string, q query) (*scanPlan, error) {
+	r, s := x.r, x.s
 	sel := append(append([]string{}, q.ints...), q.strs...)
 	var lo, hi sql.NullInt64
 	if err := r.db.QueryRow(rowidSpanSQL(src)).Scan(&lo, &hi); err != nil {
@@ -92,7 +89,7 @@ func (r *Reader) plan(src string, q query, s *strs) (*scanPlan, error) {
 	if n, par := p.hi-p.lo+1, r.opts.ParallelRows; n >= par {
 		parts = int(min(n/max(par/2, 1), maxParts))
 	}
-	pt, err := r.pageLayout(src)
+	pt, err := r.layouts.pageLayout(src)
 	if err != nil {
 		return nil, err
 	}

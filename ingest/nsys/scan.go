@@ -32,9 +32,9 @@ func (r *Reader) ScanColumns(t *ingest.Table, cols []string, fn func(arrow.Recor
 	if src == "" {
 		return nil
 	}
-	strs, err := r.stringIDs()
+	strs, err := r.strtab.stringIDs()
 	if err == nil && t == ingest.Kernel && (len(cols) == 0 || slices.Contains(cols, ingest.ColName) || slices.Contains(cols, ingest.ColShortName)) {
-		strs, err = r.stringDict() // every kernel name as a string
+		strs, err = r.strtab.stringDict() // every kernel name as a string
 	}
 	if err != nil {
 		return err
@@ -44,15 +44,17 @@ func (r *Reader) ScanColumns(t *ingest.Table, cols []string, fn func(arrow.Recor
 	// first bad row's, not whichever part got to one first.
 	var mu sync.Mutex
 	var cks []*checks
-	err = r.scan(t, src, strs, func() query {
+	x := &scanner{r: r, t: t, s: strs}
+	x.newQuery = func() query {
 		ck := &checks{win: r.window()}
 		mu.Lock()
 		cks = append(cks, ck)
 		mu.Unlock()
-		q := r.query(t, src, cols, ck)
+		q := newQuery(r.cols, r.opts.BatchRows, t, src, cols, ck)
 		q.cols, q.ck, q.src = cols, ck, src
 		return q
-	}, fn)
+	}
+	err = x.run(src, fn)
 	all := &checks{}
 	for _, ck := range cks {
 		all.addPart(ck)
@@ -68,8 +70,10 @@ type query struct {
 	ints []string
 	strs []string
 	fill fillFunc
-	ck   *checks // the scan's range checks
-	src  string  // the source table
+	// batchRows is the rows of a full batch (Options.BatchRows).
+	batchRows int
+	ck        *checks // the scan's range checks
+	src       string  // the source table
 }
 
 // notInt records a text or blob value in integer expression c, which
@@ -84,9 +88,10 @@ var versionSuffix = regexp.MustCompile(`_v[0-9]+$`)
 // from CUDA API names (cudaMemcpy_v3020 → cudaMemcpy).
 func StripVersion(name string) string { return versionSuffix.ReplaceAllString(name, "") }
 
-// query builds the SELECT list of table t's scan over src as schema
-// declares the table, and the row filler that reads it.
-func (r *Reader) query(t *ingest.Table, src string, cols []string, ck *checks) query {
+// newQuery builds the SELECT list of table t's scan over src (of the
+// tables ts) as schema declares the table, and the row filler that reads
+// it into batches of batchRows rows.
+func newQuery(ts tableSet, batchRows int, t *ingest.Table, src string, cols []string, ck *checks) query {
 	decl := schema.ForModel(t)
 	if decl == nil || fillers[t] == nil {
 		panic("nsys: no query for table " + t.Name)
@@ -95,14 +100,15 @@ func (r *Reader) query(t *ingest.Table, src string, cols []string, ck *checks) q
 	var q query
 	for i := range decl.Cols {
 		var e string
-		e, tr.names[i] = r.selectExpr(src, &decl.Cols[i], cols)
+		e, tr.names[i] = ts.selectExpr(src, &decl.Cols[i], cols)
 		q.ints = append(q.ints, e)
 	}
 	for i := range decl.Texts {
-		e, _ := r.selectExpr(src, &decl.Texts[i], cols)
+		e, _ := ts.selectExpr(src, &decl.Texts[i], cols)
 		q.strs = append(q.strs, e)
 	}
 	q.fill = fillers[t](tr)
+	q.batchRows = batchRows
 	return q
 }
 
@@ -110,13 +116,13 @@ func (r *Reader) query(t *ingest.Table, src string, cols []string, ck *checks) q
 // asks for the model columns cols (nil: all): the first of c's names the
 // table has, quoted, or NULL where it has none or c is lazy and not asked
 // for; and that name ("NULL": none).
-func (r *Reader) selectExpr(src string, c *schema.Column, cols []string) (expr, name string) {
+func (ts tableSet) selectExpr(src string, c *schema.Column, cols []string) (expr, name string) {
 	name = "NULL"
-	if c.Always || r.has(src, c.Name) {
+	if c.Always || ts.has(src, c.Name) {
 		name = c.Name
 	} else {
 		for _, n := range c.Alt {
-			if r.has(src, n) {
+			if ts.has(src, n) {
 				name = n
 				break
 			}
@@ -148,14 +154,14 @@ func lookup(ck *checks, s *strs, table, col string, v sql.NullInt64) string {
 	return s.get(v.Int64)
 }
 
-// addRow fills one row from its values (every read path ends here) and
+// add fills one row from its values (every read path ends here) and
 // emits the batch when it is full.
-func (r *Reader) addRow(b *ingest.Builder, q query, iv []sql.NullInt64, sv []sql.NullString, s *strs, emit func() error) error {
+func (q *query) add(b *ingest.Builder, iv []sql.NullInt64, sv []sql.NullString, s *strs, emit func() error) error {
 	if !q.fill(b, iv, sv, s) {
 		return nil
 	}
 	b.EndRow()
-	if b.Rows() >= r.opts.BatchRows {
+	if b.Rows() >= q.batchRows {
 		return emit()
 	}
 	return nil
@@ -168,10 +174,11 @@ func rowidSpanSQL(table string) string {
 	return `SELECT (SELECT min(rowid) FROM "` + table + `"), (SELECT max(rowid) FROM "` + table + `")`
 }
 
-// scanRangeDriver reads stmt's rows through the go-sqlite3 driver directly
+// driverRead reads stmt's rows through the go-sqlite3 driver directly
 // (no database/sql conversion); it handles text columns, which the bulk
 // reader does not.
-func (r *Reader) scanRangeDriver(b *ingest.Builder, q query, s *strs, stmt string, lo, hi int64, emit func() error) (rows int, err error) {
+func (p rangeRows) driverRead(b *ingest.Builder, q query, emit func() error) (rows int, err error) {
+	r, s, stmt, lo, hi := p.r, p.s, p.stmt, p.lo, p.hi
 	conn, err := r.db.Conn(context.Background())
 	if err != nil {
 		return 0, err
@@ -208,7 +215,7 @@ func (r *Reader) scanRangeDriver(b *ingest.Builder, q query, s *strs, stmt strin
 			for i := range sv {
 				sv[i] = toStr(dest[len(iv)+i])
 			}
-			if err := r.addRow(b, q, iv, sv, s, emit); err != nil {
+			if err := q.add(b, iv, sv, s, emit); err != nil {
 				return err
 			}
 		}

@@ -26,7 +26,7 @@ func TestStringIDsPagesMatchDriver(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			got, err := r.stringIDsPages()
+			got, err := r.strtab.stringIDsPages()
 			if err != nil || got == nil {
 				t.Fatalf("page path: %v, %v", got, err)
 			}
@@ -35,7 +35,7 @@ func TestStringIDsPagesMatchDriver(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r2.Close()
-			want, err := r2.stringIDs()
+			want, err := r2.strtab.stringIDs()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +88,7 @@ func TestStringIDsPagesLongValues(t *testing.T) {
 	}
 	exec(`COMMIT`)
 	db.Close()
-	r := &Reader{}
+	r := newReader(store{}, Options{})
 	r.pages, err = sqlitefile.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +98,7 @@ func TestStringIDsPagesLongValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.db.Close()
-	s, err := r.stringIDsPages()
+	s, err := r.strtab.stringIDsPages()
 	if err != nil || s == nil {
 		t.Fatalf("page path: %v, %v", s, err)
 	}
@@ -123,7 +123,7 @@ func TestStringIDsIndex(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			idx, err := r.stringIDs()
+			idx, err := r.strtab.stringIDs()
 			if err != nil || !idx.lazy {
 				t.Fatalf("page path: lazy %v, %v", idx != nil && idx.lazy, err)
 			}
@@ -132,7 +132,7 @@ func TestStringIDsIndex(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r2.Close()
-			want, err := r2.stringIDs()
+			want, err := r2.strtab.stringIDs()
 			if err != nil || want.lazy {
 				t.Fatalf("driver path: lazy %v, %v", want != nil && want.lazy, err)
 			}
