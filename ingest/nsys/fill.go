@@ -25,29 +25,57 @@ type tableRead struct {
 	ck    *checks
 	names []string // the name each integer column is read by ("NULL": the table lacks it)
 	ix    func(string) int
+	rc    []rangeCheck // each integer column's range check
+}
+
+// rangeCheck is one column's range check, from its declaration.
+type rangeCheck struct {
+	enumCol, idCol string // the column's name in warnings
+	hi, unknown    int64
+}
+
+func newTableRead(decl *schema.Table, src string, ck *checks, ix func(string) int, names []string) *tableRead {
+	t := &tableRead{decl: decl, src: src, ck: ck, ix: ix, names: names, rc: make([]rangeCheck, len(decl.Cols))}
+	for i := range decl.Cols {
+		d := &decl.Cols[i]
+		// Ids are named by the name the table has them under (the GPU
+		// table's id or deviceId), enums by the declared one.
+		id := d.Name
+		if t.has(i) {
+			id = names[i]
+		}
+		t.rc[i] = rangeCheck{enumCol: d.Name, idCol: id, hi: d.Hi, unknown: d.Unknown}
+	}
+	return t
 }
 
 // has reports whether the table has column c (by one of its names).
 func (t *tableRead) has(c int) bool { return t.names[c] != "NULL" }
 
-// label names column c in warnings: the name it is read by, else the
-// declared one.
-func (t *tableRead) label(c int) string {
-	if t.has(c) {
-		return t.names[c]
-	}
-	return t.decl.Cols[c].Name
-}
-
 // enum range-checks the value of enum column c (schema.Enum).
 func (t *tableRead) enum(c int, v int64) int64 {
-	d := &t.decl.Cols[c]
-	return t.ck.enum(t.src, d.Name, v, d.Hi, d.Unknown)
+	if r := &t.rc[c]; v >= 0 && v <= r.hi {
+		return v
+	}
+	return t.badEnum(c, v)
+}
+
+func (t *tableRead) badEnum(c int, v int64) int64 {
+	r := &t.rc[c]
+	return t.ck.enum(t.src, r.enumCol, v, r.hi, r.unknown)
 }
 
 // id range-checks the value of id column c (schema.ID).
 func (t *tableRead) id(c int, v int64) int64 {
-	return t.ck.id(t.src, t.label(c), v, t.decl.Cols[c].Hi+1)
+	if r := &t.rc[c]; v >= 0 && v <= r.hi {
+		return v
+	}
+	return t.badID(c, v)
+}
+
+func (t *tableRead) badID(c int, v int64) int64 {
+	r := &t.rc[c]
+	return t.ck.id(t.src, r.idCol, v, r.hi+1)
 }
 
 // fillers builds each table's filler.

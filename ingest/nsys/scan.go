@@ -96,13 +96,14 @@ func newQuery(ts tableSet, batchRows int, t *ingest.Table, src string, cols []st
 	if decl == nil || fillers[t] == nil {
 		panic("nsys: no query for table " + t.Name)
 	}
-	tr := &tableRead{decl: decl, src: src, ck: ck, ix: t.Index, names: make([]string, len(decl.Cols))}
+	names := make([]string, len(decl.Cols))
 	var q query
 	for i := range decl.Cols {
 		var e string
-		e, tr.names[i] = ts.selectExpr(src, &decl.Cols[i], cols)
+		e, names[i] = ts.selectExpr(src, &decl.Cols[i], cols)
 		q.ints = append(q.ints, e)
 	}
+	tr := newTableRead(decl, src, ck, t.Index, names)
 	for i := range decl.Texts {
 		e, _ := ts.selectExpr(src, &decl.Texts[i], cols)
 		q.strs = append(q.strs, e)
