@@ -351,16 +351,26 @@ func severity(word string) string {
 func space(s string) string { return strings.Trim(s, "_") }
 
 func (p *textParser) headline(t string) {
+	if p.summaryLine(t) || p.memoryRecord(t) || p.otherRecord(t) {
+		return
+	}
+	p.l.warn(p.lineNo, "unrecognized record %q", clip(t, 120))
+	p.start(KindOther, SevError, t)
+}
+
+// summaryLine reads the tool's banner and summary lines; it reports
+// whether t was one.
+func (p *textParser) summaryLine(t string) bool {
 	s := &p.l.Summary
 	switch {
 	case t == "COMPUTE-SANITIZER":
 		p.flush()
 		p.l.Driver = "compute-sanitizer"
-		return
+		return true
 	case t == "CUDA-MEMCHECK":
 		p.flush()
 		p.l.Driver = "cuda-memcheck"
-		return
+		return true
 	}
 	if m := reErrorSummary.FindStringSubmatch(t); m != nil {
 		p.flush()
@@ -370,14 +380,14 @@ func (p *textParser) headline(t string) {
 			s.HasErrors = true
 			s.Errors = p.count(m[1], "error count")
 		}
-		return
+		return true
 	}
 	if m := reLeakSummary.FindStringSubmatch(t); m != nil {
 		p.flush()
 		s.HasLeaks = true
 		s.LeakBytes = p.count(m[1], "byte count")
 		s.LeakAllocations = p.count(m[2], "allocation count")
-		return
+		return true
 	}
 	if m := reRaceSummary.FindStringSubmatch(t); m != nil {
 		p.flush()
@@ -385,8 +395,15 @@ func (p *textParser) headline(t string) {
 		s.RaceRecords = p.count(m[1], "hazard count")
 		s.RaceErrors = p.count(m[2], "error count")
 		s.RaceWarnings = p.count(m[3], "warning count")
-		return
+		return true
 	}
+	return false
+}
+
+// memoryRecord starts a finding of memcheck's (invalid access,
+// uninitialized memory, unused memory, API error, leak); it reports
+// whether t was one.
+func (p *textParser) memoryRecord(t string) bool {
 	if m := reInvalid.FindStringSubmatch(t); m != nil {
 		f := p.start(KindInvalidAccess, SevError, t)
 		f.Space, f.Access = space(m[1]), m[2]
@@ -394,7 +411,7 @@ func (p *textParser) headline(t string) {
 			f.Size, f.HasSize = p.count(m[3], "access size"), true
 		}
 		f.Detail = strings.TrimPrefix(strings.TrimSpace(m[4]), "is ")
-		return
+		return true
 	}
 	if m := reUninit.FindStringSubmatch(t); m != nil {
 		f := p.start(KindUninitialized, SevError, t)
@@ -402,17 +419,17 @@ func (p *textParser) headline(t string) {
 		if m[3] != "" {
 			f.Size, f.HasSize = p.count(m[3], "access size"), true
 		}
-		return
+		return true
 	}
 	if reHostAPIInit.MatchString(t) {
 		p.start(KindUninitialized, SevError, t)
-		return
+		return true
 	}
 	if m := reUnused.FindStringSubmatch(t); m != nil {
 		f := p.start(KindUnusedMemory, SevError, t)
 		f.AllocAddress, _ = parseHex(m[1])
 		f.AllocSize, f.HasAlloc = p.count(m[2], "allocation size"), true
-		return
+		return true
 	}
 	if m := reAPI.FindStringSubmatch(t); m != nil {
 		f := p.start(KindAPIError, SevError, t)
@@ -424,7 +441,7 @@ func (p *textParser) headline(t string) {
 		if v, err := strconv.ParseInt(res, 10, 32); err == nil {
 			f.APIResult, f.HasResult = int32(v), true
 		}
-		return
+		return true
 	}
 	if m := reLeak.FindStringSubmatch(t); m != nil {
 		f := p.start(KindLeak, SevError, t)
@@ -432,8 +449,15 @@ func (p *textParser) headline(t string) {
 		if m[2] != "" {
 			f.Address, f.HasAddress = parseHex(m[2])
 		}
-		return
+		return true
 	}
+	return false
+}
+
+// otherRecord starts a finding of racecheck's or synccheck's, a tool
+// message, or ends the current one on a line that carries none; it
+// reports whether t was one of those.
+func (p *textParser) otherRecord(t string) bool {
 	if m := reRace.FindStringSubmatch(t); m != nil {
 		f := p.start(KindRace, severity(m[1]), t)
 		f.Access = strings.ToLower(m[2])
@@ -443,7 +467,7 @@ func (p *textParser) headline(t string) {
 			f.Hazards, f.HasHazards = p.count(mm[2], "hazard count"), true
 		}
 		p.setLoc(f, loc)
-		return
+		return true
 	}
 	if m := reLegacyRace.FindStringSubmatch(t); m != nil {
 		f := p.start(KindRace, severity(m[1]), t)
@@ -457,40 +481,39 @@ func (p *textParser) headline(t string) {
 			f.Block, _ = parseDim3(m[6])
 		}
 		f.Hazards, f.HasHazards = 1, true
-		return
+		return true
 	}
 	if reHazardLimit.MatchString(t) {
 		p.start(KindHazardLimit, SevWarning, t)
-		return
+		return true
 	}
 	if m := reBarrier.FindStringSubmatch(t); m != nil {
 		f := p.start(KindBarrierError, SevError, t)
 		f.Detail = m[1]
-		return
+		return true
 	}
 	if m := reMallocFree.FindStringSubmatch(t); m != nil {
 		f := p.start(KindMallocFree, SevError, t)
 		f.Detail = m[1]
-		return
+		return true
 	}
 	if reHardware.MatchString(t) {
 		p.start(KindHardwareException, SevError, t)
-		return
+		return true
 	}
 	for _, q := range quietHeadlines {
 		if strings.HasPrefix(t, q) {
 			p.flush()
-			return
+			return true
 		}
 	}
 	for _, q := range toolMessages {
 		if strings.HasPrefix(t, q) {
 			p.start(KindToolMessage, SevInfo, t)
-			return
+			return true
 		}
 	}
-	p.l.warn(p.lineNo, "unrecognized record %q", clip(t, 120))
-	p.start(KindOther, SevError, t)
+	return false
 }
 
 // setLoc reads "KERNEL+0xPC in FILE:LINE", "KERNEL+0xPC", "0xPC in

@@ -142,60 +142,19 @@ loop:
 
 func (l *Log) xmlRecord(line int, rec *xmlRecord) {
 	w := &rec.What
+	x := xmlFields{l, line}
 	f := Finding{LogLine: line, Severity: SevError, Message: clip(strings.TrimSpace(w.Text), maxMessage)}
 	if rec.Level != "" {
 		f.Severity = severity(rec.Level)
 	}
-	num := func(s, what string) (int64, bool) {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			return 0, false
-		}
-		v, ok := parseCount(s)
-		if !ok {
-			l.warn(line, "bad %s %q", what, clip(s, 60))
-		}
-		return v, ok
-	}
-	hex := func(s, what string) (uint64, bool) {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			return 0, false
-		}
-		v, ok := parseHex(s)
-		if !ok {
-			l.warn(line, "bad %s %q", what, clip(s, 60))
-		}
-		return v, ok
-	}
-	dim := func(d *xmlDim3) (Dim3, bool) {
-		if d == nil {
-			return Dim3{}, false
-		}
-		x, ok1 := num(d.X, "index")
-		y, ok2 := num(d.Y, "index")
-		z, ok3 := num(d.Z, "index")
-		return Dim3{int32(x), int32(y), int32(z)}, ok1 && ok2 && ok3
-	}
-	where := func(wh *xmlWhere) {
-		if wh == nil {
-			return
-		}
-		f.Kernel = clip(strings.TrimSpace(wh.Func), maxMessage)
-		f.File = clip(strings.TrimSpace(wh.Path), maxMessage)
-		if n, ok := num(wh.Line, "line"); ok && n > 0 && n < 1<<31 {
-			f.Line = int(n)
-		}
-		f.PC, f.HasPC = hex(wh.PC, "pc")
-	}
 	if rec.Who != nil {
-		th, ok1 := dim(rec.Who.Thread)
-		bl, ok2 := dim(rec.Who.Block)
+		th, ok1 := x.dim(rec.Who.Thread)
+		bl, ok2 := x.dim(rec.Who.Block)
 		f.Thread, f.Block, f.HasThread = th, bl, ok1 && ok2
 	}
-	where(rec.Where)
-	f.Address, f.HasAddress = hex(w.Address, "address")
-	if v, ok := num(w.Size, "size"); ok {
+	x.where(&f, rec.Where)
+	f.Address, f.HasAddress = x.hex(w.Address, "address")
+	if v, ok := x.num(w.Size, "size"); ok {
 		f.Size, f.HasSize = v, true
 	}
 	if w.Space != "" {
@@ -203,7 +162,77 @@ func (l *Log) xmlRecord(line int, rec *xmlRecord) {
 	}
 	f.Access = strings.ToLower(strings.TrimSpace(w.Direction))
 	f.Detail = strings.TrimSpace(w.Error)
+	x.kind(&f, rec)
+	if rec.HostStack != nil {
+		for i, fr := range rec.HostStack.Frames {
+			if i == maxFrames {
+				f.HostFrames = append(f.HostFrames, "...")
+				break
+			}
+			f.HostFrames = append(f.HostFrames, clip(xmlFrameString(fr), maxMessage))
+		}
+	}
+	l.Findings = append(l.Findings, f)
+}
 
+// xmlFields reads the fields of the record at a line of the log, warning
+// about values it cannot parse.
+type xmlFields struct {
+	l    *Log
+	line int
+}
+
+func (x xmlFields) num(s, what string) (int64, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, false
+	}
+	v, ok := parseCount(s)
+	if !ok {
+		x.l.warn(x.line, "bad %s %q", what, clip(s, 60))
+	}
+	return v, ok
+}
+
+func (x xmlFields) hex(s, what string) (uint64, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, false
+	}
+	v, ok := parseHex(s)
+	if !ok {
+		x.l.warn(x.line, "bad %s %q", what, clip(s, 60))
+	}
+	return v, ok
+}
+
+func (x xmlFields) dim(d *xmlDim3) (Dim3, bool) {
+	if d == nil {
+		return Dim3{}, false
+	}
+	vx, ok1 := x.num(d.X, "index")
+	vy, ok2 := x.num(d.Y, "index")
+	vz, ok3 := x.num(d.Z, "index")
+	return Dim3{int32(vx), int32(vy), int32(vz)}, ok1 && ok2 && ok3
+}
+
+// where reads a source location into f.
+func (x xmlFields) where(f *Finding, wh *xmlWhere) {
+	if wh == nil {
+		return
+	}
+	f.Kernel = clip(strings.TrimSpace(wh.Func), maxMessage)
+	f.File = clip(strings.TrimSpace(wh.Path), maxMessage)
+	if n, ok := x.num(wh.Line, "line"); ok && n > 0 && n < 1<<31 {
+		f.Line = int(n)
+	}
+	f.PC, f.HasPC = x.hex(wh.PC, "pc")
+}
+
+// kind sets f's kind, and the fields only some kinds have, from the
+// record's kind.
+func (x xmlFields) kind(f *Finding, rec *xmlRecord) {
+	w := &rec.What
 	switch rec.Kind {
 	case "Precise", "Imprecise":
 		f.Kind = KindInvalidAccess
@@ -220,7 +249,7 @@ func (l *Log) xmlRecord(line int, rec *xmlRecord) {
 	case "Api":
 		f.Kind = KindAPIError
 		f.API, f.APIError, f.Detail = strings.TrimSpace(w.API), strings.TrimSpace(w.Error), strings.TrimSpace(w.Message)
-		if v, ok := num(w.Result, "result"); ok && v < 1<<31 {
+		if v, ok := x.num(w.Result, "result"); ok && v < 1<<31 {
 			f.APIResult, f.HasResult = int32(v), true
 		}
 	case "Leak":
@@ -235,15 +264,15 @@ func (l *Log) xmlRecord(line int, rec *xmlRecord) {
 		}
 		if s := w.Source; s != nil {
 			f.Access = strings.ToLower(strings.TrimSpace(s.Direction))
-			where(s.Where)
+			x.where(f, s.Where)
 		}
 		for i, d := range w.Destination {
-			if n, ok := num(d.Count, "hazard count"); ok {
+			if n, ok := x.num(d.Count, "hazard count"); ok {
 				f.Hazards += n
 				f.HasHazards = true
 			}
 			if i < maxRaceWith {
-				f.RaceWith = append(f.RaceWith, xmlPeer(&d, num, hex))
+				f.RaceWith = append(f.RaceWith, xmlPeer(&d, x.num, x.hex))
 			}
 		}
 	case "Initcheck":
@@ -257,19 +286,9 @@ func (l *Log) xmlRecord(line int, rec *xmlRecord) {
 		f.Kind = KindBarrierError
 		f.Detail = strings.TrimSpace(w.Type)
 	default:
-		l.warn(line, "unknown record kind %q", clip(rec.Kind, 60))
+		x.l.warn(x.line, "unknown record kind %q", clip(rec.Kind, 60))
 		f.Kind = KindOther
 	}
-	if rec.HostStack != nil {
-		for i, fr := range rec.HostStack.Frames {
-			if i == maxFrames {
-				f.HostFrames = append(f.HostFrames, "...")
-				break
-			}
-			f.HostFrames = append(f.HostFrames, clip(xmlFrameString(fr), maxMessage))
-		}
-	}
-	l.Findings = append(l.Findings, f)
 }
 
 // xmlFrameString formats a frame the way the text output does: "main
