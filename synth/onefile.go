@@ -35,10 +35,7 @@ var processTables = []string{
 }
 
 // stringCols are the columns that hold StringIds ids.
-var stringCols = map[string]bool{
-	"nameId": true, "demangledName": true, "shortName": true, "mangledName": true, "textId": true, "jsonTextId": true,
-	"CpuInstruction": true, "module": true, "sourceFile": true,
-}
+var stringCols = schema.StringIDColumns("mangledName", "jsonTextId")
 
 // columnExpr is the expression that moves column c of table t (rows of
 // rank file alias s) to process pid on device dev.

@@ -111,6 +111,26 @@ func ForModel(t *ingest.Table) *Table {
 	return nil
 }
 
+// StringIDColumns returns the names of the columns the reader reads as
+// StringIds ids (Conv StringID), in every table, each once, plus extra.
+func StringIDColumns(extra ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, t := range append(Tables[:len(Tables):len(Tables)], ThreadNames, GPU) {
+		for _, c := range t.Cols {
+			if c.Conv == StringID {
+				m[c.Name] = true
+				for _, a := range c.Alt {
+					m[a] = true
+				}
+			}
+		}
+	}
+	for _, e := range extra {
+		m[e] = true
+	}
+	return m
+}
+
 // Names returns the tables' names.
 func Names(ts ...*Table) []string {
 	out := make([]string, len(ts))
