@@ -50,9 +50,7 @@ func (r *Reader) ScanColumns(t *ingest.Table, cols []string, fn func(arrow.Recor
 		mu.Lock()
 		cks = append(cks, ck)
 		mu.Unlock()
-		q := newQuery(r.cols, r.opts.BatchRows, t, src, cols, ck)
-		q.cols, q.ck, q.src = cols, ck, src
-		return q
+		return newQuery(r.cols, r.opts.BatchRows, t, src, cols, ck)
 	}
 	err = x.run(src, fn)
 	all := &checks{}
@@ -97,7 +95,7 @@ func newQuery(ts tableSet, batchRows int, t *ingest.Table, src string, cols []st
 		panic("nsys: no query for table " + t.Name)
 	}
 	names := make([]string, len(decl.Cols))
-	var q query
+	q := query{cols: cols, ck: ck, src: src, batchRows: batchRows}
 	for i := range decl.Cols {
 		var e string
 		e, names[i] = ts.selectExpr(src, &decl.Cols[i], cols)
@@ -109,7 +107,6 @@ func newQuery(ts tableSet, batchRows int, t *ingest.Table, src string, cols []st
 		q.strs = append(q.strs, e)
 	}
 	q.fill = fillers[t](tr)
-	q.batchRows = batchRows
 	return q
 }
 
