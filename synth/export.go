@@ -91,11 +91,11 @@ func (x *export) finishTables(exec func(q string, args ...any) error) (map[strin
 		{"EXPORT_PARAM_INPUT_PATH_ABS", "/umtrace/synth.nsys-rep"}, {"EXPORT_PARAM_OUTPUT_PATH_ABS", "/umtrace/synth.sqlite"},
 		{"EXPORT_HOST", "umtrace-synth"},
 	} {
-		if err := exec("UPDATE META_DATA_EXPORT SET value=? WHERE name=?", kv[1], kv[0]); err != nil {
+		if err := exec("UPDATE "+schema.MetaDataExport+" SET value=? WHERE name=?", kv[1], kv[0]); err != nil {
 			return nil, err
 		}
 	}
-	if err := exec("UPDATE META_DATA_CAPTURE SET value='umtrace synth' WHERE name='PROCESS_0:ARGUMENT_0'"); err != nil {
+	if err := exec("UPDATE " + schema.MetaDataCapture + " SET value='umtrace synth' WHERE name='PROCESS_0:ARGUMENT_0'"); err != nil {
 		return nil, err
 	}
 	counts := map[string]int64{}

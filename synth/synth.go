@@ -724,7 +724,7 @@ func (g *gen) finish(traceStart, traceEnd int64) error {
 		}
 		return nil
 	}
-	if err := exec("INSERT INTO ANALYSIS_DETAILS VALUES (?,?,?,?)", vmID, traceEnd-traceStart, traceStart, traceEnd); err != nil {
+	if err := exec("INSERT INTO "+schema.AnalysisDetails+" VALUES (?,?,?,?)", vmID, traceEnd-traceStart, traceStart, traceEnd); err != nil {
 		return err
 	}
 	for p := range g.processes() {
@@ -747,7 +747,7 @@ func (g *gen) finish(traceStart, traceEnd int64) error {
 // finishProcess writes the current process's rows of the small tables.
 func (g *gen) finishProcess(exec func(q string, args ...any) error) error {
 	pid := g.procPid
-	if err := exec("INSERT INTO PROCESSES VALUES (?,?,?)", g.gp, pid, "python3"); err != nil {
+	if err := exec("INSERT INTO "+schema.Processes+" VALUES (?,?,?)", g.gp, pid, "python3"); err != nil {
 		return err
 	}
 	if err := exec("INSERT INTO "+schema.CUDADevice+" VALUES (0,0,?)", pid); err != nil {
