@@ -1,5 +1,5 @@
 // Package schema declares the tables of Nsight Systems SQLite exports that
-// umtrace reads (nsys 2020.5 to 2026.x, docs in ../shared/docs/NSYS_SCHEMA.md):
+// umtrace reads (nsys 2020.5 to 2025.x; ../shared/docs/NSYS_SCHEMA.md):
 // for each table its name, the columns read with the names older exports
 // give them, the model columns (ingest's Arrow schemas) each one feeds,
 // and the conversion and range check the reader applies on the way. The
