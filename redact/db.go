@@ -13,10 +13,12 @@ import (
 	"strings"
 
 	_ "github.com/mattn/go-sqlite3" // SQLite driver
+
+	"github.com/umtrace/umtrace/ingest/nsys/schema"
 )
 
 // kvTables are the key/value metadata tables (name, value).
-var kvTables = []string{"META_DATA_CAPTURE", "META_DATA_EXPORT", "EXPORT_META_DATA", "TARGET_INFO_SYSTEM_ENV"}
+var kvTables = []string{schema.MetaDataCapture, schema.MetaDataExport, schema.ExportMetaData, schema.SystemEnv}
 
 // envRowName marks a key/value row as (part of) an environment:
 // PROCESS_0:ENVIRONMENT_VARIABLE, PROCESS_0:ENV_FOO, DeviceEnvironment,
@@ -31,7 +33,7 @@ var envVarSuffix = regexp.MustCompile(`(?i)(?:ENVIRONMENT_VARIABLE|ENV)_(.+)$`)
 // (ProcessEnv, PROCESS_ENV, ENV_VARS; not TARGET_INFO_SYSTEM_ENV, which is
 // system properties with one environment row).
 func isEnvTable(t string) bool {
-	return t != "TARGET_INFO_SYSTEM_ENV" && strings.Contains(strings.ToUpper(t), "ENV")
+	return t != schema.SystemEnv && strings.Contains(strings.ToUpper(t), "ENV")
 }
 
 // fixedIdentity are metadata fields that are an identity outright.
@@ -39,13 +41,13 @@ var fixedIdentity = []struct {
 	table, name, mask string
 	user              bool
 }{
-	{"TARGET_INFO_SYSTEM_ENV", "Hostname", HostMask, false},
-	{"META_DATA_EXPORT", "EXPORT_HOST", HostMask, false},
-	{"META_DATA_EXPORT", "EXPORT_USER", UserMask, true},
-	{"META_DATA_CAPTURE", "DEVICE_DISPLAY_NAME", HostMask, false},
-	{"META_DATA_CAPTURE", "%USER_NAME", UserMask, true},
-	{"EXPORT_META_DATA", "EXPORT_HOST", HostMask, false},
-	{"EXPORT_META_DATA", "EXPORT_USER", UserMask, true},
+	{schema.SystemEnv, "Hostname", HostMask, false},
+	{schema.MetaDataExport, "EXPORT_HOST", HostMask, false},
+	{schema.MetaDataExport, "EXPORT_USER", UserMask, true},
+	{schema.MetaDataCapture, "DEVICE_DISPLAY_NAME", HostMask, false},
+	{schema.MetaDataCapture, "%USER_NAME", UserMask, true},
+	{schema.ExportMetaData, "EXPORT_HOST", HostMask, false},
+	{schema.ExportMetaData, "EXPORT_USER", UserMask, true},
 }
 
 // nameColumns hold StringIds ids of names analysis reads, in schemas whose
@@ -319,11 +321,11 @@ func (r *dbRedactor) del(t string, rowid int64) error {
 // protectedIDs returns the StringIds ids that a name column references.
 func (r *dbRedactor) protectedIDs() (map[int64]bool, error) {
 	out := map[int64]bool{}
-	if !r.has["StringIds"] {
+	if !r.has[schema.StringIds.Name] {
 		return out, nil
 	}
 	for _, t := range r.tables {
-		if t == "StringIds" {
+		if t == schema.StringIds.Name {
 			continue
 		}
 		var sqlText sql.NullString
@@ -380,8 +382,8 @@ func (r *dbRedactor) collectIdentities() (identities, error) {
 			}
 		}
 	}
-	if r.has["StringIds"] {
-		if err := r.eachText("StringIds", "value", "", func(_ int64, s string) error {
+	if r.has[schema.StringIds.Name] {
+		if err := r.eachText(schema.StringIds.Name, "value", "", func(_ int64, s string) error {
 			if strings.Contains(s, "\x00") || isEnvEntry(s) {
 				addBlock(s)
 			} else {
@@ -668,7 +670,7 @@ var argRow = regexp.MustCompile(`^PROCESS_(\d+):ARGUMENT_(\d+)$`)
 // argvRows masks each process's PROCESS_n:ARGUMENT_k rows as one argument
 // list, in k order, so that a secret flag masks the argument after it.
 func (r *dbRedactor) argvRows() error {
-	t := "META_DATA_CAPTURE"
+	t := schema.MetaDataCapture
 	if !r.hasCols(t, "name", "value") {
 		return nil
 	}
@@ -754,10 +756,10 @@ func (r *dbRedactor) secretRows() error {
 // are masked strictly; every other string (environment blocks, argv,
 // stream contents, file names) as metadata.
 func (r *dbRedactor) stringIds(prot map[int64]bool) error {
-	if !r.hasCols("StringIds", "value") {
+	if !r.hasCols(schema.StringIds.Name, "value") {
 		return nil
 	}
-	return r.eachText("StringIds", "value", "", func(rowid int64, s string) error {
+	return r.eachText(schema.StringIds.Name, "value", "", func(rowid int64, s string) error {
 		var nv string
 		rule := ruleIdentity
 		if prot[rowid] {
@@ -775,7 +777,7 @@ func (r *dbRedactor) stringIds(prot map[int64]bool) error {
 		if nv == s {
 			return nil
 		}
-		return r.set("StringIds", "value", rowid, nv, rule)
+		return r.set(schema.StringIds.Name, "value", rowid, nv, rule)
 	})
 }
 
@@ -850,12 +852,12 @@ func (r *dbRedactor) scanCells(prot map[int64]bool) error {
 					continue
 				}
 				strict := !meta
-				if t == "StringIds" {
+				if t == schema.StringIds.Name {
 					strict = prot[rowid.Int64]
 				}
 				ns := s
 				masked := false
-				if t != "StringIds" {
+				if t != schema.StringIds.Name {
 					ns = r.m.mask(s, strict)
 					masked = ns != s
 				}

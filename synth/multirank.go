@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/umtrace/umtrace/ingest/nsys/schema"
 )
 
 // A multi-rank job: Ranks traces of one data-parallel run, one file per
@@ -150,16 +152,16 @@ func collectiveHook(c *coord, rank int) stepHook {
 			k.idDem, k.idShort, k.id = g.str(k.demangled), g.str(k.short), g.str(k.short)
 		}
 		start := h
-		e := h + g.between(4_000, 12_000)
+		e := h + g.rng.between(4_000, 12_000)
 		corr := g.api(g.tid(0), "cudaLaunchKernel_v7000", 0, h, e)
-		ks := max(g.stream[0]+g.between(1_000, 3_000), h+g.between(2_000, 5_000))
-		ke := max(c.arrive(rank, step, ks), ks+g.between(5_000, 8_000))
+		ks := max(g.stream[0]+g.rng.between(1_000, 3_000), h+g.rng.between(2_000, 5_000))
+		ke := max(c.arrive(rank, step, ks), ks+g.rng.between(5_000, 8_000))
 		g.gridID++
 		g.kernel.add(ks, ke, deviceID, contextID, 0, int64(firstStrm), corr, g.gp,
 			k.idDem, k.idShort, k.id, 1, 1, k.regs, k.grid, 1, 1, k.block, 1, 1,
 			0, k.dynShared, 0, 155713536, g.gridID, 32768, null, 0)
 		g.stream[0] = ke
-		g.host[0] = e + g.between(1_000, 3_000)
+		g.host[0] = e + g.rng.between(1_000, 3_000)
 		r := g.streamSync(g.host[0], 0)
 		g.nvtx.addText("nccl:all_reduce", start, r, 59, null, null, null, 0, g.gtid(g.tid(0)), null, null, 0, null, null, null, null, null, null, null, null, null)
 		return r
@@ -279,22 +281,22 @@ func rankify(path string, rank, ranks int, shift, session int64) error {
 	}
 	rows.Close()
 	stmts := []string{"BEGIN"}
-	for _, t := range []string{"CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
-		"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUDA_UM_GPU_PAGE_FAULT_EVENTS", "NVTX_EVENTS"} {
+	for _, t := range []string{schema.Runtime.Name, schema.Kernel.Name, schema.Memcpy.Name, schema.Memset.Name,
+		schema.Sync.Name, schema.GPUFault.Name, schema.NVTX.Name} {
 		if tables[t] {
 			stmts = append(stmts, `UPDATE `+t+` SET start=start+`+strconv.FormatInt(shift, 10)+`, "end"=CASE WHEN "end" IS NULL THEN NULL ELSE "end"+`+strconv.FormatInt(shift, 10)+` END`)
 		}
 	}
-	for _, t := range []string{"CUDA_UM_CPU_PAGE_FAULT_EVENTS", "CUDA_GPU_MEMORY_USAGE_EVENTS"} {
+	for _, t := range []string{schema.CPUFault.Name, schema.MemUsage.Name} {
 		if tables[t] {
 			stmts = append(stmts, `UPDATE `+t+` SET start=start+`+strconv.FormatInt(shift, 10))
 		}
 	}
 	stmts = append(stmts,
-		`UPDATE ANALYSIS_DETAILS SET startTime=startTime+`+strconv.FormatInt(shift, 10)+`, stopTime=stopTime+`+strconv.FormatInt(shift, 10),
-		`UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs=`+strconv.FormatInt(session, 10),
-		fmt.Sprintf(`INSERT INTO META_DATA_CAPTURE VALUES('PROCESS_0:ENVIRONMENT_VARIABLE','RANK="%d"')`, rank),
-		fmt.Sprintf(`INSERT INTO META_DATA_CAPTURE VALUES('PROCESS_0:ENVIRONMENT_VARIABLE','WORLD_SIZE="%d"')`, ranks),
+		`UPDATE `+schema.AnalysisDetails+` SET startTime=startTime+`+strconv.FormatInt(shift, 10)+`, stopTime=stopTime+`+strconv.FormatInt(shift, 10),
+		`UPDATE `+schema.SessionStartTime+` SET utcEpochNs=`+strconv.FormatInt(session, 10),
+		fmt.Sprintf(`INSERT INTO `+schema.MetaDataCapture+` VALUES('PROCESS_0:ENVIRONMENT_VARIABLE','RANK="%d"')`, rank),
+		fmt.Sprintf(`INSERT INTO `+schema.MetaDataCapture+` VALUES('PROCESS_0:ENVIRONMENT_VARIABLE','WORLD_SIZE="%d"')`, ranks),
 		"COMMIT")
 	for _, s := range stmts {
 		if _, err := db.ExecContext(ctx, s); err != nil {

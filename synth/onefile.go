@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/umtrace/umtrace/ingest/nsys/schema"
 )
 
 // A multi-rank job in one file: what nsys writes when it profiles the
@@ -26,17 +28,14 @@ import (
 // processTables are the tables with one process's rows, and how their
 // columns change when the process is renumbered.
 var processTables = []string{
-	"PROCESSES", "ThreadNames", "TARGET_INFO_CUDA_DEVICE", "TARGET_INFO_CUDA_CONTEXT_INFO", "TARGET_INFO_CUDA_STREAM",
-	"CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
-	"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUDA_UM_GPU_PAGE_FAULT_EVENTS", "CUDA_UM_CPU_PAGE_FAULT_EVENTS", "NVTX_EVENTS",
-	"CUDA_GPU_MEMORY_USAGE_EVENTS",
+	schema.Processes, schema.ThreadNames.Name, schema.CUDADevice, schema.CUDAContextInfo, schema.CUDAStream,
+	schema.Runtime.Name, schema.Kernel.Name, schema.Memcpy.Name, schema.Memset.Name,
+	schema.Sync.Name, schema.GPUFault.Name, schema.CPUFault.Name, schema.NVTX.Name,
+	schema.MemUsage.Name,
 }
 
 // stringCols are the columns that hold StringIds ids.
-var stringCols = map[string]bool{
-	"nameId": true, "demangledName": true, "shortName": true, "mangledName": true, "textId": true, "jsonTextId": true,
-	"CpuInstruction": true, "module": true, "sourceFile": true,
-}
+var stringCols = schema.StringIDColumns("mangledName", "jsonTextId")
 
 // columnExpr is the expression that moves column c of table t (rows of
 // rank file alias s) to process pid on device dev.
@@ -55,7 +54,7 @@ func columnExpr(t, c string, p int64, dev int) string {
 		return fmt.Sprint(p)
 	case c == "deviceId" || c == "gpuId" || c == "cudaId":
 		return fmt.Sprint(dev)
-	case (c == "srcDeviceId" || c == "dstDeviceId") && t == "CUPTI_ACTIVITY_KIND_MEMCPY":
+	case (c == "srcDeviceId" || c == "dstDeviceId") && t == schema.Memcpy.Name:
 		return fmt.Sprintf(`CASE WHEN %s IS NULL THEN NULL ELSE %d END`, q, dev)
 	}
 	return q
@@ -139,170 +138,197 @@ func mergeRanks(out, dir string, jt *JobTruth) error {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1) // ATTACH and temp tables belong to one connection
-	ctx := context.Background()
-	exec := func(q string, args ...any) error {
-		if _, err := db.ExecContext(ctx, q, args...); err != nil {
-			return fmt.Errorf("%.80s: %w", q, err)
-		}
-		return nil
-	}
-	tables := func(schema string) (map[string]bool, error) {
-		rows, err := db.QueryContext(ctx, `SELECT name FROM `+schema+`.sqlite_master WHERE type = 'table'`)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		m := map[string]bool{}
-		for rows.Next() {
-			var n string
-			if err := rows.Scan(&n); err != nil {
-				return nil, err
-			}
-			m[n] = true
-		}
-		return m, rows.Err()
-	}
-	have, err := tables("main")
-	if err != nil {
+	m := &merger{db: db, ctx: context.Background(), cols: map[string][]string{}}
+	if m.have, err = m.tables("main"); err != nil {
 		return err
 	}
-	cols := map[string][]string{}
-	columns := func(t string) ([]string, error) {
-		if c, ok := cols[t]; ok {
-			return c, nil
-		}
-		rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, t)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var c string
-			if err := rows.Scan(&c); err != nil {
-				return nil, err
-			}
-			cols[t] = append(cols[t], c)
-		}
-		return cols[t], rows.Err()
-	}
-	if err := exec("BEGIN"); err != nil {
-		return err
-	}
-	for _, t := range append(slices.Clone(processTables), "TARGET_INFO_GPU") {
-		if !have[t] {
-			continue
-		}
-		if err := exec(`DELETE FROM main.` + t); err != nil {
-			return err
-		}
-	}
-	if err := exec(`DELETE FROM META_DATA_CAPTURE WHERE name LIKE 'PROCESS_%:ENVIRONMENT_VARIABLE' AND (value LIKE 'RANK=%' OR value LIKE 'WORLD_SIZE=%')`); err != nil {
-		return err
-	}
-	if err := exec("COMMIT"); err != nil {
+	if err := m.clear(); err != nil {
 		return err
 	}
 	var lo, hi int64 = 1 << 62, -1 << 62
 	for r := range jt.Pids {
-		p, dev := jt.Pids[r], r
-		if err := exec(`ATTACH DATABASE ? AS s`, RankFile(dir, r)); err != nil {
-			return err
-		}
-		theirs, err := tables("s")
+		a, b, err := m.addRank(RankFile(dir, r), r, jt.Pids[r], r)
 		if err != nil {
-			return err
-		}
-		// A table only some ranks have (no faults on a calm rank).
-		for _, t := range processTables {
-			if theirs[t] && !have[t] {
-				var q string
-				if err := db.QueryRowContext(ctx, `SELECT sql FROM s.sqlite_master WHERE type = 'table' AND name = ?`, t).Scan(&q); err != nil {
-					return err
-				}
-				if err := exec(q); err != nil {
-					return err
-				}
-				have[t] = true
-			}
-		}
-		stmts := []string{
-			`DROP TABLE IF EXISTS temp.strmap`,
-			`CREATE TEMP TABLE strmap (old INTEGER PRIMARY KEY, new INTEGER)`,
-			`INSERT INTO main.StringIds SELECT (SELECT MAX(id) FROM main.StringIds) + ROW_NUMBER() OVER (ORDER BY id), value
-				FROM s.StringIds WHERE value NOT IN (SELECT value FROM main.StringIds)`,
-			`INSERT OR IGNORE INTO temp.strmap SELECT a.id, MIN(b.id) FROM s.StringIds a JOIN main.StringIds b ON b.value = a.value GROUP BY a.id`,
-		}
-		for _, t := range processTables {
-			if !theirs[t] {
-				continue
-			}
-			cs, err := columns(t)
-			if err != nil {
-				return err
-			}
-			e := make([]string, len(cs))
-			for i, c := range cs {
-				e[i] = columnExpr(t, c, p, dev)
-			}
-			stmts = append(stmts, fmt.Sprintf(`INSERT INTO main.%s (%s) SELECT %s FROM s.%s x`, t, quoteCols(cs), strings.Join(e, ", "), t))
-		}
-		// The process's GPU: rank 0's GPU, renumbered, on its own bus.
-		gcols, err := columns("TARGET_INFO_GPU")
-		if err != nil {
-			return err
-		}
-		e := make([]string, len(gcols))
-		for i, c := range gcols {
-			switch c {
-			case "id", "cuDevice":
-				e[i] = fmt.Sprint(dev)
-			case "busLocation":
-				e[i] = fmt.Sprintf(`'0000:%02x:00.0'`, 0x18+dev)
-			case "uuid":
-				e[i] = fmt.Sprintf(`substr(x.uuid, 1, length(x.uuid) - 4) || '%04x'`, dev)
-			default:
-				e[i] = `x."` + c + `"`
-			}
-		}
-		stmts = append(stmts, fmt.Sprintf(`INSERT INTO main.TARGET_INFO_GPU (%s) SELECT %s FROM s.TARGET_INFO_GPU x`, quoteCols(gcols), strings.Join(e, ", ")))
-		mainTid := vmID | p<<24 | p
-		stmts = append(stmts, fmt.Sprintf(`INSERT INTO main.NVTX_EVENTS (start, "end", eventType, text, globalTid) SELECT MIN(start), NULL, 34, 'rank %d', %d FROM s.NVTX_EVENTS`, r, mainTid))
-		if err := exec("BEGIN"); err != nil {
-			return err
-		}
-		for _, q := range stmts {
-			if err := exec(q); err != nil {
-				return err
-			}
-		}
-		if err := exec("COMMIT"); err != nil {
-			return err
-		}
-		var a, b int64
-		if err := db.QueryRowContext(ctx, `SELECT startTime, stopTime FROM s.ANALYSIS_DETAILS`).Scan(&a, &b); err != nil {
 			return err
 		}
 		lo, hi = min(lo, a), max(hi, b)
-		if err := exec(`DETACH DATABASE s`); err != nil {
+	}
+	return m.finish(lo, hi)
+}
+
+// merger merges rank files into one export (mergeRanks).
+type merger struct {
+	db   *sql.DB
+	ctx  context.Context
+	have map[string]bool     // the tables of the merged file
+	cols map[string][]string // a table's columns (columns)
+}
+
+func (m *merger) exec(q string, args ...any) error {
+	if _, err := m.db.ExecContext(m.ctx, q, args...); err != nil {
+		return fmt.Errorf("%.80s: %w", q, err)
+	}
+	return nil
+}
+
+// execAll runs stmts in order, stopping at the first error.
+func (m *merger) execAll(stmts []string) error {
+	for _, q := range stmts {
+		if err := m.exec(q); err != nil {
 			return err
 		}
 	}
-	// Rows in start order, as nsys writes them.
+	return nil
+}
+
+// tables returns the tables of database db ("main" or an attached one).
+func (m *merger) tables(db string) (map[string]bool, error) {
+	rows, err := m.db.QueryContext(m.ctx, `SELECT name FROM `+db+`.sqlite_master WHERE type = 'table'`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	set := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		set[n] = true
+	}
+	return set, rows.Err()
+}
+
+// columns returns table t's columns (of the merged file's schema).
+func (m *merger) columns(t string) ([]string, error) {
+	if c, ok := m.cols[t]; ok {
+		return c, nil
+	}
+	rows, err := m.db.QueryContext(m.ctx, `SELECT name FROM pragma_table_info(?)`, t)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, err
+		}
+		m.cols[t] = append(m.cols[t], c)
+	}
+	return m.cols[t], rows.Err()
+}
+
+// clear empties the merged file's process tables (it starts as a copy of
+// rank 0's) and drops its rank environment.
+func (m *merger) clear() error {
+	stmts := []string{"BEGIN"}
+	for _, t := range append(slices.Clone(processTables), schema.GPU.Name) {
+		if m.have[t] {
+			stmts = append(stmts, `DELETE FROM main.`+t)
+		}
+	}
+	stmts = append(stmts, `DELETE FROM `+schema.MetaDataCapture+` WHERE name LIKE 'PROCESS_%:ENVIRONMENT_VARIABLE' AND (value LIKE 'RANK=%' OR value LIKE 'WORLD_SIZE=%')`, "COMMIT")
+	return m.execAll(stmts)
+}
+
+// addRank adds the rows of rank r's file as process p on device dev; it
+// returns the rank's trace span.
+func (m *merger) addRank(file string, r int, p int64, dev int) (lo, hi int64, err error) {
+	if err := m.exec(`ATTACH DATABASE ? AS s`, file); err != nil {
+		return 0, 0, err
+	}
+	theirs, err := m.tables("s")
+	if err != nil {
+		return 0, 0, err
+	}
+	// A table only some ranks have (no faults on a calm rank).
+	for _, t := range processTables {
+		if theirs[t] && !m.have[t] {
+			var q string
+			if err := m.db.QueryRowContext(m.ctx, `SELECT sql FROM s.sqlite_master WHERE type = 'table' AND name = ?`, t).Scan(&q); err != nil {
+				return 0, 0, err
+			}
+			if err := m.exec(q); err != nil {
+				return 0, 0, err
+			}
+			m.have[t] = true
+		}
+	}
+	stmts, err := m.rankStmts(theirs, r, p, dev)
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := m.execAll(append(append([]string{"BEGIN"}, stmts...), "COMMIT")); err != nil {
+		return 0, 0, err
+	}
+	if err := m.db.QueryRowContext(m.ctx, `SELECT startTime, stopTime FROM s.`+schema.AnalysisDetails).Scan(&lo, &hi); err != nil {
+		return 0, 0, err
+	}
+	return lo, hi, m.exec(`DETACH DATABASE s`)
+}
+
+// rankStmts are the statements that copy attached rank file s's rows
+// (tables theirs) into the merged file as process p on device dev.
+func (m *merger) rankStmts(theirs map[string]bool, r int, p int64, dev int) ([]string, error) {
+	stmts := []string{
+		`DROP TABLE IF EXISTS temp.strmap`,
+		`CREATE TEMP TABLE strmap (old INTEGER PRIMARY KEY, new INTEGER)`,
+		fmt.Sprintf(`INSERT INTO main.%[1]s SELECT (SELECT MAX(id) FROM main.%[1]s) + ROW_NUMBER() OVER (ORDER BY id), value
+				FROM s.%[1]s WHERE value NOT IN (SELECT value FROM main.%[1]s)`, schema.StringIds.Name),
+		fmt.Sprintf(`INSERT OR IGNORE INTO temp.strmap SELECT a.id, MIN(b.id) FROM s.%[1]s a JOIN main.%[1]s b ON b.value = a.value GROUP BY a.id`, schema.StringIds.Name),
+	}
+	for _, t := range processTables {
+		if !theirs[t] {
+			continue
+		}
+		cs, err := m.columns(t)
+		if err != nil {
+			return nil, err
+		}
+		e := make([]string, len(cs))
+		for i, c := range cs {
+			e[i] = columnExpr(t, c, p, dev)
+		}
+		stmts = append(stmts, fmt.Sprintf(`INSERT INTO main.%s (%s) SELECT %s FROM s.%s x`, t, quoteCols(cs), strings.Join(e, ", "), t))
+	}
+	// The process's GPU: rank 0's GPU, renumbered, on its own bus.
+	gcols, err := m.columns(schema.GPU.Name)
+	if err != nil {
+		return nil, err
+	}
+	e := make([]string, len(gcols))
+	for i, c := range gcols {
+		switch c {
+		case "id", "cuDevice":
+			e[i] = fmt.Sprint(dev)
+		case "busLocation":
+			e[i] = fmt.Sprintf(`'0000:%02x:00.0'`, 0x18+dev)
+		case "uuid":
+			e[i] = fmt.Sprintf(`substr(x.uuid, 1, length(x.uuid) - 4) || '%04x'`, dev)
+		default:
+			e[i] = `x."` + c + `"`
+		}
+	}
+	stmts = append(stmts, fmt.Sprintf(`INSERT INTO main.%[1]s (%[2]s) SELECT %[3]s FROM s.%[1]s x`, schema.GPU.Name, quoteCols(gcols), strings.Join(e, ", ")))
+	mainTid := vmID | p<<24 | p
+	stmts = append(stmts, fmt.Sprintf(`INSERT INTO main.%[1]s (start, "end", eventType, text, globalTid) SELECT MIN(start), NULL, 34, 'rank %[2]d', %[3]d FROM s.%[1]s`, schema.NVTX.Name, r, mainTid))
+	return stmts, nil
+}
+
+// finish puts the rows in start order, as nsys writes them, and sets the
+// trace span to lo..hi.
+func (m *merger) finish(lo, hi int64) error {
 	stmts := []string{"BEGIN"}
 	for _, t := range processTables {
-		if !have[t] || !slices.Contains(cols[t], "start") {
+		if !m.have[t] || !slices.Contains(m.cols[t], "start") {
 			continue
 		}
 		stmts = append(stmts, `CREATE TEMP TABLE sorted AS SELECT * FROM main.`+t+` ORDER BY start`, `DELETE FROM main.`+t,
 			`INSERT INTO main.`+t+` SELECT * FROM temp.sorted ORDER BY rowid`, `DROP TABLE temp.sorted`)
 	}
-	stmts = append(stmts, fmt.Sprintf(`UPDATE ANALYSIS_DETAILS SET startTime = %d, stopTime = %d, duration = %d`, lo, hi, hi-lo), "COMMIT", "VACUUM")
-	for _, q := range stmts {
-		if err := exec(q); err != nil {
-			return err
-		}
-	}
-	return nil
+	stmts = append(stmts, fmt.Sprintf(`UPDATE %s SET startTime = %d, stopTime = %d, duration = %d`, schema.AnalysisDetails, lo, hi, hi-lo), "COMMIT", "VACUUM")
+	return m.execAll(stmts)
 }
 
 func quoteCols(cs []string) string {

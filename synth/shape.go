@@ -117,10 +117,6 @@ func (s Shape) validate() error {
 // shapeState is the generator's state for its Shape.
 type shapeState struct {
 	srng    *rand.Rand // the shape's own random stream
-	proc    int        // current process
-	procPid int
-	gp      int64   // current process's globalPid
-	corrs   []int64 // next correlation id per process
 	allocs  []allocation
 	nameSeq int     // launches named so far (KernelNames)
 	nameIDs []int64 // StringIds of kernel name n: demangled, mangled (0: not yet)
@@ -129,38 +125,41 @@ type shapeState struct {
 
 type allocation struct{ base, bytes int64 }
 
-func (g *gen) initShape() {
-	s := g.cfg.Shape
-	g.srng = rand.New(rand.NewPCG(g.cfg.Seed^0x7368617065, g.cfg.Seed+0x9e3779b97f4a7c15))
-	g.procPid, g.gp = pid, globalPid
-	g.corrs = make([]int64, g.processes())
-	if s.KernelNames > 0 {
-		g.nameIDs = make([]int64, 2*s.KernelNames)
-	}
-	if s.Shuffle {
-		for i, t := range g.tables {
-			t.shuffle = rand.New(rand.NewPCG(g.cfg.Seed, uint64(i)+0x73687566))
-		}
-	}
+// procs is the process the generator writes rows of (Shape.Processes
+// take turns by step), and each one's correlation ids.
+type procs struct {
+	n       int // processes
+	proc    int // current process
+	procPid int
+	gp      int64   // current process's globalPid
+	corr    int64   // last correlation id of the current process
+	corrs   []int64 // next correlation id per process
 }
 
-func (g *gen) processes() int { return max(1, g.cfg.Shape.Processes) }
+func newProcs(n int) procs {
+	return procs{n: n, procPid: pid, gp: globalPid, corrs: make([]int64, n)}
+}
+
+func (p *procs) processes() int { return p.n }
 
 // gtid is the globalTid of thread tid of the current process.
-func (g *gen) gtid(tid int) int64 { return g.gp | int64(tid) }
+func (p *procs) gtid(tid int) int64 { return p.gp | int64(tid) }
+
+// tid is the thread id of the current process's thread t.
+func (p *procs) tid(t int) int { return p.procPid + t }
 
 // setProc switches to the process that runs step i.
-func (g *gen) setProc(i int) {
-	if g.processes() > 1 {
-		g.setProcess(i % g.processes())
+func (p *procs) setProc(i int) {
+	if p.n > 1 {
+		p.setProcess(i % p.n)
 	}
 }
 
-func (g *gen) setProcess(p int) {
-	g.corrs[g.proc] = g.corr
-	g.proc, g.corr = p, g.corrs[p]
-	g.procPid = pid + 1000*p
-	g.gp = vmID | int64(g.procPid)<<24
+func (p *procs) setProcess(i int) {
+	p.corrs[p.proc] = p.corr
+	p.proc, p.corr = i, p.corrs[i]
+	p.procPid = pid + 1000*i
+	p.gp = vmID | int64(p.procPid)<<24
 }
 
 // setup finishes the start of the run after the first cudaMallocManaged
@@ -287,10 +286,10 @@ func (g *gen) kernelRanges(t int, hs, he int64) {
 // deviceSync calls cudaDeviceSynchronize at host time h: it returns after
 // every stream's last op and leaves no SYNCHRONIZATION row.
 func (g *gen) deviceSync(h int64) int64 {
-	e := h + g.between(2_000, 4_000)
+	e := h + g.rng.between(2_000, 4_000)
 	for _, s := range g.stream {
-		e = max(e, s+g.between(3_000, 8_000))
+		e = max(e, s+g.rng.between(3_000, 8_000))
 	}
 	g.api(g.tid(0), "cudaDeviceSynchronize_v3020", 0, h, e)
-	return e + g.between(500, 2_000)
+	return e + g.rng.between(500, 2_000)
 }

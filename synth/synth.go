@@ -15,6 +15,8 @@ import (
 	"strconv"
 
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+
+	"github.com/umtrace/umtrace/ingest/nsys/schema"
 )
 
 // baseSQL holds the CREATE TABLE statements of every table Generate
@@ -48,8 +50,8 @@ const (
 
 // Tables that exist only when they have rows, as in a lazy nsys export.
 var lazyTables = []string{
-	"CUPTI_ACTIVITY_KIND_MEMSET", "NVTX_EVENTS",
-	"CUDA_UM_GPU_PAGE_FAULT_EVENTS", "CUDA_UM_CPU_PAGE_FAULT_EVENTS",
+	schema.Memset.Name, schema.NVTX.Name,
+	schema.GPUFault.Name, schema.CPUFault.Name,
 }
 
 // kernelDef is one kernel of the catalog.
@@ -90,17 +92,12 @@ var kindNames = [...]string{"normal", "storm", "long_kernel", "prefetch_burst", 
 
 // gen is the state of one generation.
 type gen struct {
-	cfg  Config
-	rng  *rand.Rand
-	ctx  context.Context
-	conn *sql.Conn
+	cfg Config
+	rng rng
 
-	strs                                                                      []string
-	strID                                                                     map[string]int64 // lookup only; output order is by id
-	runtime, kernel, memcpy, memset, sync, gpuFault, cpuFault, nvtx, memUsage *table
-	tables                                                                    []*table
+	*export // the tables and strings written (export.go)
+	procs   // the process rows are written for (shape.go)
 
-	corr   int64
 	gridID int64
 	host   []int64 // host thread clocks
 	stream []int64 // stream clocks (end of the last GPU op)
@@ -111,9 +108,8 @@ type gen struct {
 	kernels    []kernelDef
 	names      map[string]int64
 
-	lastCommitRows int64
-	truth          *Truth
-	stepDur        []int64 // durations of normal steps
+	truth   *Truth
+	stepDur []int64 // durations of normal steps
 
 	shapeState // shape.go
 
@@ -212,26 +208,25 @@ func generate(path string, cfg Config, hook stepHook) (*Truth, error) {
 
 func newGen(ctx context.Context, conn *sql.Conn, cfg Config) *gen {
 	g := &gen{
-		cfg:   cfg,
-		rng:   rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x756d7472616365)),
-		ctx:   ctx,
-		conn:  conn,
-		strID: map[string]int64{},
-		names: map[string]int64{},
-		host:  make([]int64, cfg.Threads),
+		cfg:    cfg,
+		rng:    rng{rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x756d7472616365))},
+		export: newExport(ctx, conn),
+		names:  map[string]int64{},
+		host:   make([]int64, cfg.Threads),
 	}
 	g.stream = make([]int64, cfg.Streams)
-	g.runtime = newTable("CUPTI_ACTIVITY_KIND_RUNTIME", 8, -1)
-	g.kernel = newTable("CUPTI_ACTIVITY_KIND_KERNEL", 28, -1)
-	g.memcpy = newTable("CUPTI_ACTIVITY_KIND_MEMCPY", 21, -1)
-	g.memset = newTable("CUPTI_ACTIVITY_KIND_MEMSET", 12, -1)
-	g.sync = newTable("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", 12, -1)
-	g.gpuFault = newTable("CUDA_UM_GPU_PAGE_FAULT_EVENTS", 7, -1)
-	g.cpuFault = newTable("CUDA_UM_CPU_PAGE_FAULT_EVENTS", 9, -1)
-	g.nvtx = newTable("NVTX_EVENTS", 20, 6)
-	g.memUsage = newTable("CUDA_GPU_MEMORY_USAGE_EVENTS", 18, -1)
-	g.tables = []*table{g.runtime, g.kernel, g.memcpy, g.memset, g.sync, g.gpuFault, g.cpuFault, g.nvtx, g.memUsage}
-	g.initShape()
+	// The shape's state, with its own random stream.
+	sh := cfg.Shape
+	g.srng = rand.New(rand.NewPCG(cfg.Seed^0x7368617065, cfg.Seed+0x9e3779b97f4a7c15))
+	g.procs = newProcs(max(1, sh.Processes))
+	if sh.KernelNames > 0 {
+		g.nameIDs = make([]int64, 2*sh.KernelNames)
+	}
+	if sh.Shuffle {
+		for i, t := range g.tables {
+			t.shuffle = rand.New(rand.NewPCG(cfg.Seed, uint64(i)+0x73687566))
+		}
+	}
 	g.str("[Unknown]")
 	for _, n := range []string{
 		"cuKernelGetName", "cudaLaunchKernel_v7000", "cudaStreamSynchronize_v3020", "cudaMemcpy_v3020",
@@ -271,25 +266,6 @@ func newGen(ctx context.Context, conn *sql.Conn, cfg Config) *gen {
 	return g
 }
 
-// str interns s in StringIds.
-func (g *gen) str(s string) int64 {
-	if id, ok := g.strID[s]; ok {
-		return id
-	}
-	id := int64(len(g.strs))
-	g.strs = append(g.strs, s)
-	g.strID[s] = id
-	return id
-}
-
-// between returns a uniform int64 in [lo, hi].
-func (g *gen) between(lo, hi int64) int64 {
-	if hi <= lo {
-		return lo
-	}
-	return lo + g.rng.Int64N(hi-lo+1)
-}
-
 // api records a CUDA runtime (or driver, class 1) call and returns its
 // correlation id.
 func (g *gen) api(tid int, name string, class, start, end int64) int64 {
@@ -297,8 +273,6 @@ func (g *gen) api(tid int, name string, class, start, end int64) int64 {
 	g.runtime.add(start, end, class, g.gtid(tid), g.corr, g.names[name], 0, null)
 	return g.corr
 }
-
-func (g *gen) tid(t int) int { return g.procPid + t }
 
 // layout places episodes and decoys over the steps and returns the kind
 // of every step and, per step, the index of its block (-1 for none).
@@ -360,19 +334,19 @@ func (g *gen) run() error {
 	kinds, owner := g.layout()
 
 	// Setup: driver init, the managed pool, the streams.
-	t := int64(350_000_000) + g.between(0, 20_000_000)
+	t := int64(350_000_000) + g.rng.between(0, 20_000_000)
 	traceStart := t
-	g.api(0, "cuModuleGetLoadingMode", 1, t, t+g.between(800, 1200))
-	t += g.between(100_000, 200_000)
-	end := t + g.between(100_000_000, 150_000_000)
+	g.api(0, "cuModuleGetLoadingMode", 1, t, t+g.rng.between(800, 1200))
+	t += g.rng.between(100_000, 200_000)
+	end := t + g.rng.between(100_000_000, 150_000_000)
 	c := g.api(0, "cudaMallocManaged_v6000", 0, t, end)
-	mu := end - g.between(10_000, 20_000)
-	t = end + g.between(2000, 5000)
+	mu := end - g.rng.between(10_000, 20_000)
+	t = end + g.rng.between(2000, 5000)
 	t = g.setup(traceStart, t, mu, c)
 	for range cfg.Streams {
-		end := t + g.between(200_000, 300_000)
+		end := t + g.rng.between(200_000, 300_000)
 		g.api(0, "cudaStreamCreate_v3020", 0, t, end)
-		t = end + g.between(2000, 5000)
+		t = end + g.rng.between(2000, 5000)
 	}
 	for i := range g.host {
 		g.host[i] = t
@@ -461,27 +435,6 @@ func (g *gen) run() error {
 	return g.finish(traceStart, traceEnd)
 }
 
-// flush writes buffered rows that start before watermark and commits
-// every few million rows.
-func (g *gen) flush(watermark int64) error {
-	var rows int64
-	for _, tb := range g.tables {
-		if err := tb.flush(g.ctx, g.conn, watermark); err != nil {
-			return err
-		}
-		rows += tb.count
-	}
-	if rows-g.lastCommitRows > 4<<20 {
-		for _, q := range []string{"COMMIT", "BEGIN"} {
-			if _, err := g.conn.ExecContext(g.ctx, q); err != nil {
-				return fmt.Errorf("committing: %w", err)
-			}
-		}
-		g.lastCommitRows = rows
-	}
-	return nil
-}
-
 // stepStats counts what one step planted.
 type stepStats struct {
 	gpuFaults, cpuFaults, htod, dtoh, syncs int64
@@ -492,40 +445,72 @@ func (g *gen) step(i int, kind stepKind, slowdown float64, st *stepStats) (start
 	cfg := g.cfg
 	start = g.host[0]
 	for t := 1; t < len(g.host); t++ {
-		g.host[t] = max(g.host[t], start+g.between(5_000, 30_000))
+		g.host[t] = max(g.host[t], start+g.rng.between(5_000, 30_000))
 	}
-	h := start + g.between(2_000, 6_000)
+	h := start + g.rng.between(2_000, 6_000)
 
 	// Zero the gradients.
-	e := h + g.between(4_000, 8_000)
+	e := h + g.rng.between(4_000, 8_000)
 	c := g.api(g.tid(0), "cudaMemsetAsync_v3020", 0, h, e)
-	ms := max(g.stream[0], h+3_000) + g.between(1_000, 2_000)
-	me := ms + g.between(3_000, 6_000)
+	ms := max(g.stream[0], h+3_000) + g.rng.between(1_000, 2_000)
+	me := ms + g.rng.between(3_000, 6_000)
 	g.memset.add(ms, me, deviceID, contextID, 0, firstStrm, c, g.gp, 0, 4<<20, null, 2)
 	g.stream[0] = me
-	h = e + g.between(1_000, 3_000)
+	h = e + g.rng.between(1_000, 3_000)
 
 	if cfg.MemcpyEvery > 0 && i%cfg.MemcpyEvery == 0 {
 		h = g.syncMemcpy(h, 1, 8<<20)
 	}
 	if kind == kindPrefetch {
-		for range prefetchesIn {
-			e := h + g.between(15_000, 40_000)
-			g.api(g.tid(0), "cudaMemPrefetchAsync_v12020", 0, h, e)
-			addr := g.addr()
-			g.page += prefetchBytes / pageBytes
-			ms := max(g.copyEn, g.stream[0], h+10_000) + g.between(1_000, 4_000)
-			me := ms + g.between(38_000, 45_000)
-			g.migration(ms, me, prefetchBytes, 11, 1, addr)
-			g.copyEn = me
-			g.stream[0] = me // stream-ordered: kernels on stream 0 wait
-			st.htod += prefetchBytes
-			h = e + g.between(1_000, 3_000)
-		}
+		h = g.prefetches(h, true, st)
 	}
 	g.host[0] = h
+	h = g.stepKernels(kind, slowdown, st)
 
-	// Launch the step's kernels round-robin over threads and streams.
+	if kind == kindSyncBurst {
+		for range cfg.SyncBurstSize {
+			g.host[0] = h
+			g.launch(0, 0, g.kernels[len(kernelCatalog)+1], g.rng.between(2_000, 6_000))
+			h = g.streamSync(g.host[0]+g.rng.between(500, 2_000), 0)
+			st.syncs++
+			h += g.rng.between(5_000, 15_000)
+		}
+	}
+	if kind == kindStorm {
+		h = g.cpuFaults(h, st)
+	}
+	if kind == kindPrefetch {
+		h = g.prefetches(h, false, st)
+		// The host waits for the prefetches before reading: one more
+		// normal-looking sync.
+		h = g.streamSync(h, 0)
+		st.syncs++
+	}
+	if cfg.MemcpyEvery > 0 && i%cfg.MemcpyEvery == cfg.MemcpyEvery/2 {
+		h = g.syncMemcpy(h, 2, 4)
+	}
+	if cfg.FreeEvery > 0 && i%cfg.FreeEvery == cfg.FreeEvery-1 {
+		e := h + g.rng.between(20_000, 60_000)
+		for _, s := range g.stream {
+			e = max(e, s+g.rng.between(10_000, 30_000))
+		}
+		g.api(g.tid(0), "cudaFree_v3020", 0, h, e)
+		h = e + g.rng.between(1_000, 3_000)
+	}
+	if g.hook != nil {
+		h = g.hook(g, i, h)
+	}
+	end = h + g.rng.between(2_000, 10_000)
+	g.nvtx.addText("train_step "+strconv.Itoa(i), start, end, 59, null, null, null, 0, g.gtid(g.tid(0)), null, null, 0, null, null, null, null, null, null, null, null, null)
+	g.host[0] = end + g.rng.between(10_000, 50_000)
+	return start, end
+}
+
+// stepKernels launches a step's kernels round-robin over threads and
+// streams; the main thread then joins the workers and syncs the stream
+// that finishes last. It returns the host time after the sync.
+func (g *gen) stepKernels(kind stepKind, slowdown float64, st *stepStats) int64 {
+	cfg := g.cfg
 	for j := range cfg.KernelsPerStep {
 		t, s := j%cfg.Threads, j%cfg.Streams
 		k := g.kernels[j%len(kernelCatalog)]
@@ -556,11 +541,11 @@ func (g *gen) step(i int, kind stepKind, slowdown float64, st *stepStats) (start
 
 	// The main thread joins the workers, then syncs the stream that
 	// finishes last.
-	h = g.host[0]
+	h := g.host[0]
 	for _, ht := range g.host[1:] {
 		h = max(h, ht)
 	}
-	h += g.between(2_000, 6_000)
+	h += g.rng.between(2_000, 6_000)
 	last := 0
 	for s := range g.stream {
 		if g.stream[s] > g.stream[last] {
@@ -573,96 +558,80 @@ func (g *gen) step(i int, kind stepKind, slowdown float64, st *stepStats) (start
 		h = g.streamSync(h, last)
 	}
 	st.syncs++
+	return h
+}
 
-	if kind == kindSyncBurst {
-		for range cfg.SyncBurstSize {
-			g.host[0] = h
-			g.launch(0, 0, g.kernels[len(kernelCatalog)+1], g.between(2_000, 6_000))
-			h = g.streamSync(g.host[0]+g.between(500, 2_000), 0)
-			st.syncs++
-			h += g.between(5_000, 15_000)
+// prefetches issues the prefetches of a prefetching step from host time
+// h: to the device before the kernels (in; stream-ordered, so kernels on
+// stream 0 wait) or back to the host after them. It returns the host time
+// after them.
+func (g *gen) prefetches(h int64, in bool, st *stepStats) int64 {
+	n, kind := prefetchesOut, int64(12)
+	if in {
+		n, kind = prefetchesIn, 11
+	}
+	for range n {
+		e := h + g.rng.between(15_000, 40_000)
+		g.api(g.tid(0), "cudaMemPrefetchAsync_v12020", 0, h, e)
+		addr := g.addr()
+		g.page += prefetchBytes / pageBytes
+		ready := max(g.copyEn, h+10_000)
+		if in {
+			ready = max(ready, g.stream[0])
 		}
-	}
-	if kind == kindStorm {
-		h = g.cpuFaults(h, st)
-	}
-	if kind == kindPrefetch {
-		for range prefetchesOut {
-			e := h + g.between(15_000, 40_000)
-			g.api(g.tid(0), "cudaMemPrefetchAsync_v12020", 0, h, e)
-			addr := g.addr()
-			g.page += prefetchBytes / pageBytes
-			ms := max(g.copyEn, h+10_000) + g.between(1_000, 4_000)
-			me := ms + g.between(38_000, 45_000)
-			g.migration(ms, me, prefetchBytes, 12, 1, addr)
-			g.copyEn = me
-			g.stream[0] = max(g.stream[0], me)
+		ms := ready + g.rng.between(1_000, 4_000)
+		me := ms + g.rng.between(38_000, 45_000)
+		g.migration(ms, me, prefetchBytes, kind, 1, addr)
+		g.copyEn = me
+		g.stream[0] = max(g.stream[0], me)
+		if in {
+			st.htod += prefetchBytes
+		} else {
 			st.dtoh += prefetchBytes
-			h = e + g.between(1_000, 3_000)
 		}
-		// The host waits for the prefetches before reading: one more
-		// normal-looking sync.
-		h = g.streamSync(h, 0)
-		st.syncs++
+		h = e + g.rng.between(1_000, 3_000)
 	}
-	if cfg.MemcpyEvery > 0 && i%cfg.MemcpyEvery == cfg.MemcpyEvery/2 {
-		h = g.syncMemcpy(h, 2, 4)
-	}
-	if cfg.FreeEvery > 0 && i%cfg.FreeEvery == cfg.FreeEvery-1 {
-		e := h + g.between(20_000, 60_000)
-		for _, s := range g.stream {
-			e = max(e, s+g.between(10_000, 30_000))
-		}
-		g.api(g.tid(0), "cudaFree_v3020", 0, h, e)
-		h = e + g.between(1_000, 3_000)
-	}
-	if g.hook != nil {
-		h = g.hook(g, i, h)
-	}
-	end = h + g.between(2_000, 10_000)
-	g.nvtx.addText("train_step "+strconv.Itoa(i), start, end, 59, null, null, null, 0, g.gtid(g.tid(0)), null, null, 0, null, null, null, null, null, null, null, null, null)
-	g.host[0] = end + g.between(10_000, 50_000)
-	return start, end
+	return h
 }
 
 // launch issues cuKernelGetName and cudaLaunchKernel on host thread t and
 // runs kernel k for dur ns on stream s; it returns the kernel's interval.
 func (g *gen) launch(t, s int, k kernelDef, dur int64) (int64, int64) {
 	h := g.host[t]
-	e := h + g.between(400, 1_000)
+	e := h + g.rng.between(400, 1_000)
 	g.api(g.tid(t), "cuKernelGetName", 1, h, e)
-	h = e + g.between(200, 600)
-	e = h + g.between(4_000, 12_000)
+	h = e + g.rng.between(200, 600)
+	e = h + g.rng.between(4_000, 12_000)
 	c := g.api(g.tid(t), "cudaLaunchKernel_v7000", 0, h, e)
-	ks := max(g.stream[s]+g.between(1_000, 3_000), h+g.between(2_000, 5_000))
+	ks := max(g.stream[s]+g.rng.between(1_000, 3_000), h+g.rng.between(2_000, 5_000))
 	ke := ks + dur
 	g.gridID++
 	g.kernel.add(ks, ke, deviceID, contextID, 0, int64(firstStrm+s), c, g.gp,
 		k.idDem, k.idShort, k.id, 1, 1, k.regs, k.grid, 1, 1, k.block, 1, 1,
 		0, k.dynShared, 0, 155713536, g.gridID, 32768, null, 0)
 	g.stream[s] = ke
-	g.host[t] = e + g.between(3_000, 20_000)
+	g.host[t] = e + g.rng.between(3_000, 20_000)
 	return ks, ke
 }
 
 // streamSync calls cudaStreamSynchronize on stream s at host time h and
 // returns the time the call returns: just after the stream's last op.
 func (g *gen) streamSync(h int64, s int) int64 {
-	e := max(h+g.between(2_000, 4_000), g.stream[s]+g.between(3_000, 8_000))
+	e := max(h+g.rng.between(2_000, 4_000), g.stream[s]+g.rng.between(3_000, 8_000))
 	c := g.api(g.tid(0), "cudaStreamSynchronize_v3020", 0, h, e)
-	g.sync.add(h+g.between(1_000, 1_800), e-g.between(800, 1_500), deviceID, contextID, null, int64(firstStrm+s), c, g.gp, null, 2, invalidID, invalidID)
-	return e + g.between(500, 2_000)
+	g.sync.add(h+g.rng.between(1_000, 1_800), e-g.rng.between(800, 1_500), deviceID, contextID, null, int64(firstStrm+s), c, g.gp, null, 2, invalidID, invalidID)
+	return e + g.rng.between(500, 2_000)
 }
 
 // syncMemcpy issues a synchronous cudaMemcpy of kind 1 (HtoD) or 2 (DtoH)
 // on the legacy default stream: it waits for every stream.
 func (g *gen) syncMemcpy(h int64, kind int64, bytes int64) int64 {
-	cs := h + g.between(4_000, 8_000)
+	cs := h + g.rng.between(4_000, 8_000)
 	for _, s := range g.stream {
-		cs = max(cs, s+g.between(1_000, 2_000))
+		cs = max(cs, s+g.rng.between(1_000, 2_000))
 	}
-	ce := cs + bytes/10 + g.between(1_500, 3_000) // about 10 GB/s
-	e := ce + g.between(3_000, 6_000)
+	ce := cs + bytes/10 + g.rng.between(1_500, 3_000) // about 10 GB/s
+	e := ce + g.rng.between(3_000, 6_000)
 	c := g.api(g.tid(0), "cudaMemcpy_v3020", 0, h, e)
 	src, dst := int64(0), int64(2)
 	if kind == 2 {
@@ -672,7 +641,7 @@ func (g *gen) syncMemcpy(h int64, kind int64, bytes int64) int64 {
 	for s := range g.stream {
 		g.stream[s] = ce
 	}
-	return e + g.between(1_000, 3_000)
+	return e + g.rng.between(1_000, 3_000)
 }
 
 // migration records a UM migration row.
@@ -690,19 +659,19 @@ func (g *gen) faultsDuring(ks, ke int64, st *stepStats) {
 	dur := ke - ks
 	slot := dur / n
 	for k := range n {
-		fs := ks + k*slot + g.between(0, slot/4)
-		fe := min(fs+max(slot/2, 2_000)+g.between(0, slot/4), ke-1)
+		fs := ks + k*slot + g.rng.between(0, slot/4)
+		fe := min(fs+max(slot/2, 2_000)+g.rng.between(0, slot/4), ke-1)
 		fe = max(fe, fs+1)
 		addr := g.addr()
-		nf := g.between(1, 4)
-		g.gpuFault.add(fs, fe, g.gp, deviceID, addr, nf, g.between(1, 2))
+		nf := g.rng.between(1, 4)
+		g.gpuFault.add(fs, fe, g.gp, deviceID, addr, nf, g.rng.between(1, 2))
 		st.gpuFaults += nf
-		m := g.between(2, 5)
-		t := max(fs+g.between(2_000, 4_000), g.copyEn+1)
+		m := g.rng.between(2, 5)
+		t := max(fs+g.rng.between(2_000, 4_000), g.copyEn+1)
 		for x := range m {
-			cause, bytes := int64(2), pageBytes*g.between(1, 8)
+			cause, bytes := int64(2), pageBytes*g.rng.between(1, 8)
 			if x%2 == 1 {
-				cause, bytes = 3, pageBytes*(int64(1)<<g.between(0, 7))
+				cause, bytes = 3, pageBytes*(int64(1)<<g.rng.between(0, 7))
 			}
 			a := g.addr()
 			d := 1_500 + bytes/16 // about 16 GB/s
@@ -718,7 +687,7 @@ func (g *gen) faultsDuring(ks, ke int64, st *stepStats) {
 // cpuFaults plants the host touching migrated pages after the sync at h:
 // CPU faults with DtoH migrations. It returns when the host is done.
 func (g *gen) cpuFaults(h int64, st *stepStats) int64 {
-	t := h + g.between(5_000, 15_000)
+	t := h + g.rng.between(5_000, 15_000)
 	back := int64(g.cfg.CPUFaultsPerStep) * 16 // pages to walk back over
 	for c := range g.cfg.CPUFaultsPerStep {
 		p := g.page - back + int64(c)*16
@@ -728,12 +697,12 @@ func (g *gen) cpuFaults(h int64, st *stepStats) int64 {
 		}
 		g.cpuFault.add(t, g.gp, addr, 139727671531986, g.names["cpuInstr"], g.names["cpuModule"], 1, g.names["emptyStr"], 0)
 		st.cpuFaults++
-		ms := max(t+g.between(6_000, 10_000), g.copyEn+1)
-		me := ms + g.between(1_500, 2_000)
+		ms := max(t+g.rng.between(6_000, 10_000), g.copyEn+1)
+		me := ms + g.rng.between(1_500, 2_000)
 		g.migration(ms, me, pageBytes, 12, 2, addr)
 		st.dtoh += pageBytes
 		if c%4 == 3 {
-			b := pageBytes * (int64(4) << g.between(0, 6))
+			b := pageBytes * (int64(4) << g.rng.between(0, 6))
 			ss := me + 1
 			se := ss + 1_500 + b/16
 			g.migration(ss, se, b, 12, 3, addr+pageBytes)
@@ -741,7 +710,7 @@ func (g *gen) cpuFaults(h int64, st *stepStats) int64 {
 			me = se
 		}
 		g.copyEn = me
-		t = me + g.between(2_000, 8_000)
+		t = me + g.rng.between(2_000, 8_000)
 	}
 	return t
 }
@@ -755,7 +724,7 @@ func (g *gen) finish(traceStart, traceEnd int64) error {
 		}
 		return nil
 	}
-	if err := exec("INSERT INTO ANALYSIS_DETAILS VALUES (?,?,?,?)", vmID, traceEnd-traceStart, traceStart, traceEnd); err != nil {
+	if err := exec("INSERT INTO "+schema.AnalysisDetails+" VALUES (?,?,?,?)", vmID, traceEnd-traceStart, traceStart, traceEnd); err != nil {
 		return err
 	}
 	for p := range g.processes() {
@@ -764,26 +733,34 @@ func (g *gen) finish(traceStart, traceEnd int64) error {
 			return err
 		}
 	}
-	return g.finishTables(exec)
+	counts, err := g.finishTables(exec)
+	if err != nil {
+		return err
+	}
+	g.truth.Rows = counts
+	for _, c := range counts {
+		g.truth.TotalRows += c
+	}
+	return nil
 }
 
 // finishProcess writes the current process's rows of the small tables.
 func (g *gen) finishProcess(exec func(q string, args ...any) error) error {
 	pid := g.procPid
-	if err := exec("INSERT INTO PROCESSES VALUES (?,?,?)", g.gp, pid, "python3"); err != nil {
+	if err := exec("INSERT INTO "+schema.Processes+" VALUES (?,?,?)", g.gp, pid, "python3"); err != nil {
 		return err
 	}
-	if err := exec("INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES (0,0,?)", pid); err != nil {
+	if err := exec("INSERT INTO "+schema.CUDADevice+" VALUES (0,0,?)", pid); err != nil {
 		return err
 	}
-	if err := exec("INSERT INTO TARGET_INFO_CUDA_CONTEXT_INFO VALUES (?,0,1,?,0,1,0,0)", nullStream, pid); err != nil {
+	if err := exec("INSERT INTO "+schema.CUDAContextInfo+" VALUES (?,0,1,?,0,1,0,0)", nullStream, pid); err != nil {
 		return err
 	}
-	if err := exec("INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (?,0,1,?,1,0,3)", nullStream, pid); err != nil {
+	if err := exec("INSERT INTO "+schema.CUDAStream+" VALUES (?,0,1,?,1,0,3)", nullStream, pid); err != nil {
 		return err
 	}
 	for s := range g.cfg.Streams {
-		if err := exec("INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (?,0,1,?,1,0,1)", firstStrm+s, pid); err != nil {
+		if err := exec("INSERT INTO "+schema.CUDAStream+" VALUES (?,0,1,?,1,0,1)", firstStrm+s, pid); err != nil {
 			return err
 		}
 	}
@@ -810,83 +787,9 @@ func (g *gen) finishProcess(exec func(q string, args ...any) error) error {
 		}{x.name, 10, pid + x.tid})
 	}
 	for _, th := range threads {
-		if err := exec("INSERT INTO ThreadNames VALUES (?,?,?)", g.str(th.name), th.prio, g.gtid(th.tid)); err != nil {
+		if err := exec("INSERT INTO "+schema.ThreadNames.Name+" VALUES (?,?,?)", g.str(th.name), th.prio, g.gtid(th.tid)); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// finishTables writes StringIds and the export metadata, drops empty lazy
-// tables and counts rows.
-func (g *gen) finishTables(exec func(q string, args ...any) error) error {
-	ctx, conn := g.ctx, g.conn
-	st, err := conn.PrepareContext(ctx, "INSERT INTO StringIds VALUES (?,?)")
-	if err != nil {
-		return fmt.Errorf("preparing StringIds insert: %w", err)
-	}
-	defer st.Close()
-	for id, s := range g.strs {
-		if _, err := st.ExecContext(ctx, id, s); err != nil {
-			return fmt.Errorf("writing StringIds: %w", err)
-		}
-	}
-	// Mark the export as synthetic where a person would look.
-	for _, kv := range [][2]string{
-		{"EXPORT_PARAM_INPUT_FILE", "synth.nsys-rep"}, {"EXPORT_PARAM_OUTPUT_FILE", "synth.sqlite"},
-		{"EXPORT_PARAM_INPUT_PATH", "/umtrace/synth.nsys-rep"}, {"EXPORT_PARAM_OUTPUT_PATH", "/umtrace/synth.sqlite"},
-		{"EXPORT_PARAM_INPUT_PATH_ABS", "/umtrace/synth.nsys-rep"}, {"EXPORT_PARAM_OUTPUT_PATH_ABS", "/umtrace/synth.sqlite"},
-		{"EXPORT_HOST", "umtrace-synth"},
-	} {
-		if err := exec("UPDATE META_DATA_EXPORT SET value=? WHERE name=?", kv[1], kv[0]); err != nil {
-			return err
-		}
-	}
-	if err := exec("UPDATE META_DATA_CAPTURE SET value='umtrace synth' WHERE name='PROCESS_0:ARGUMENT_0'"); err != nil {
-		return err
-	}
-	counts := map[string]int64{}
-	for _, tb := range g.tables {
-		counts[tb.name] = tb.count
-	}
-	for _, name := range lazyTables {
-		if counts[name] == 0 {
-			if err := exec("DROP TABLE " + name); err != nil {
-				return err
-			}
-			delete(counts, name)
-		}
-	}
-	rows, err := conn.QueryContext(ctx, "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")
-	if err != nil {
-		return fmt.Errorf("listing tables: %w", err)
-	}
-	var names []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return fmt.Errorf("listing tables: %w", err)
-		}
-		names = append(names, n)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("listing tables: %w", err)
-	}
-	for _, n := range names {
-		if _, ok := counts[n]; ok {
-			continue
-		}
-		var c int64
-		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+n).Scan(&c); err != nil {
-			return fmt.Errorf("counting %s: %w", n, err)
-		}
-		counts[n] = c
-	}
-	g.truth.Rows = counts
-	for _, c := range counts {
-		g.truth.TotalRows += c
 	}
 	return nil
 }

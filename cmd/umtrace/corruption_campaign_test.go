@@ -33,7 +33,8 @@ import (
 // than the intact trace's. Under --salvage a damaged trace the reader
 // detects analyzes and is marked partial; export never fails with exit 4
 // (an output error) on a damaged input; a quarter of the mutants are also
-// read with UMTRACE_READER=driver.
+// read through SQLite alone (nsys.ReadDriver, UMTRACE_READER=driver in
+// the CLI).
 
 const campaignMutants = 1040
 
@@ -108,7 +109,11 @@ func TestCorruptionCampaign(t *testing.T) {
 	count := func(k string) { mu.Lock(); stats[k]++; mu.Unlock() }
 	check := func(m mutant, driver bool) {
 		damaged := !integrityOK(m.path)
-		rep, err := campaignReportDeadline(t, m, opener.Opener{})
+		o := opener.Opener{}
+		if driver {
+			o.Read = nsys.ReadDriver // as UMTRACE_READER=driver gives the CLI
+		}
+		rep, err := campaignReportDeadline(t, m, o)
 		switch {
 		case err != nil:
 			count("error")
@@ -187,7 +192,6 @@ func TestCorruptionCampaign(t *testing.T) {
 			quarter = append(quarter, m)
 		}
 	}
-	t.Setenv("UMTRACE_READER", "driver")
 	runAll(quarter, true)
 	t.Logf("%d mutants (+%d with UMTRACE_READER=driver): %v", len(muts), len(quarter), stats)
 	if stats["integrity_check fails"] < 100 || stats["error"] < 100 {

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"os"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/cmd/umtrace/internal/opener"
+	"github.com/umtrace/umtrace/ingest/nsys"
 )
 
 // analysisFlags are the flags of every command that analyzes traces: the
@@ -70,5 +72,11 @@ func (a *analysisFlags) options() (analyze.Options, error) {
 
 // opener opens and analyzes traces with the flags' nsys setting.
 func (a *analysisFlags) opener() opener.Opener {
-	return opener.Opener{Nsys: *a.nsys, Salvage: *a.salvage}
+	return opener.Opener{Nsys: *a.nsys, Salvage: *a.salvage, Read: readPathEnv()}
 }
+
+// readPathEnv is UMTRACE_READER, the reader's read path (nsys.ReadPath:
+// "driver" reads through SQLite only, "pages" through the page reader with
+// no fallback), read here once so that the reader reads no environment.
+// nsys.Open rejects a value it does not know.
+func readPathEnv() nsys.ReadPath { return nsys.ReadPath(os.Getenv("UMTRACE_READER")) }

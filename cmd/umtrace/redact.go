@@ -19,7 +19,7 @@ import (
 // checkExport opens p as an nsys export (schema, metadata and string table
 // detection) and closes it.
 func checkExport(p string) error {
-	r, err := nsys.Open(p, nsys.Options{})
+	r, err := nsys.Open(p, nsys.Options{Read: readPathEnv()})
 	if err != nil {
 		return err
 	}

@@ -21,20 +21,9 @@ import (
 // gives one warning with a count and an example value (one per kind of
 // bad value: a column can have two).
 
-// Enum ranges (NSYS_SCHEMA §3) and the value that stands for "unknown".
+// The enum ranges and id bounds are declared with the tables
+// (schema.Column.Hi and Unknown).
 const (
-	copyKindMax     = 13 // ENUM_CUDA_MEMCPY_OPER 0..13, 0 unknown
-	migCauseMax     = 5  // ENUM_CUDA_UNIF_MEM_MIGRATION 0..5, 0 unknown
-	memKindMax      = 7  // ENUM_CUDA_MEM_KIND 0..7, 7 unknown
-	memKindUnknown  = 7
-	accessTypeMax   = 4 // ENUM_CUDA_UNIF_MEM_ACCESS_TYPE 0..4, 0 unknown
-	syncTypeMax     = 4 // ENUM_CUPTI_SYNC_TYPE 0..4, 0 unknown
-	memOpMax        = 1 // ENUM_CUDA_DEV_MEM_EVENT_OPER 0 alloc, 1 free
-	eventClassMax   = 1 << 16
-	eventTypeMax    = 1 << 16
-	maxDeviceID     = 1 << 16
-	maxStreamID     = 1 << 32
-	maxContextID    = 1 << 32
 	unknownID       = -1
 	unresolvedIDFmt = "[unknown string id %d]"
 )
@@ -120,10 +109,7 @@ func (r *Reader) Warnings() []string {
 	c := &r.checks
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]string, 0, len(c.m)+len(r.notes))
-	r.noteMu.Lock()
-	out = append(out, r.notes...)
-	r.noteMu.Unlock()
+	out := r.notes.all()
 	for k, a := range c.m {
 		rows := "rows"
 		if a.n == 1 {
@@ -307,11 +293,24 @@ func (s *strs) get(id int64) string {
 	return fmt.Sprintf(unresolvedIDFmt, id)
 }
 
-// note records a warning about the read itself (one per table).
-func (r *Reader) note(msg string) {
-	r.noteMu.Lock()
-	defer r.noteMu.Unlock()
-	if !slices.Contains(r.notes, msg) {
-		r.notes = append(r.notes, msg)
+// notes are warnings about the read itself (a fallback to SQLite).
+type notes struct {
+	mu   sync.Mutex
+	list []string
+}
+
+// add records a warning about the read itself (one per table).
+func (n *notes) add(msg string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !slices.Contains(n.list, msg) {
+		n.list = append(n.list, msg)
 	}
+}
+
+// all returns a copy of the warnings.
+func (n *notes) all() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Clone(n.list)
 }

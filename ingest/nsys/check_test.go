@@ -110,8 +110,7 @@ func TestRangeChecksOnPlantedValues(t *testing.T) {
 	origRows := scanAll(t, ro)
 	ro.Close()
 	for i := range readPaths {
-		restore := useReadPath(i)
-		r, err := Open(p, Options{})
+		r, err := Open(p, Options{Read: readPaths[i].path})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,7 +146,6 @@ func TestRangeChecksOnPlantedValues(t *testing.T) {
 			t.Errorf("%s: copy kinds %v, want two unknown (0) beside 11 and 12", readPaths[i].name, kinds)
 		}
 		r.Close()
-		restore()
 	}
 }
 
@@ -202,8 +200,7 @@ func TestNonIntegerValuesOnEveryReadPath(t *testing.T) {
 	ro.Close()
 	var first map[string]map[string]int64
 	for i := range readPaths {
-		restore := useReadPath(i)
-		r, err := Open(p, Options{})
+		r, err := Open(p, Options{Read: readPaths[i].path})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,7 +222,6 @@ func TestNonIntegerValuesOnEveryReadPath(t *testing.T) {
 			ds[tab.Name] = digest(t, r, tab)
 		}
 		r.Close()
-		restore()
 		m := ds[ingest.Memcpy.Name]
 		if w := origMemcpy[ingest.ColBytes] - origBytes + 4096; m[ingest.ColBytes] != w {
 			t.Errorf("%s: memcpy bytes sum %d, want %d (4096.75 read as 4096)", readPaths[i].name, m[ingest.ColBytes], w)

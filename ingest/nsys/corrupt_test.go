@@ -14,6 +14,7 @@ import (
 
 	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/ingest/nsys/internal/sqlitefile"
+	"github.com/umtrace/umtrace/ingest/nsys/schema"
 )
 
 // A corruption case: a name and a function that damages a copy of a trace.
@@ -22,12 +23,11 @@ type corruption struct {
 	hurt func(t *testing.T, path string)
 }
 
-// analyzeWith opens path with UMTRACE_READER=mode and analyzes it: the JSON
+// analyzeWith opens path with Options.Read = mode and analyzes it: the JSON
 // of the result, or the error.
 func analyzeWith(t *testing.T, path, mode string) ([]byte, error) {
 	t.Helper()
-	t.Setenv("UMTRACE_READER", mode)
-	r, err := Open(path, Options{})
+	r, err := Open(path, Options{Read: ReadPath(mode)})
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func readTablePages(t *testing.T, path string) []uint32 {
 	}
 	defer f.Close()
 	var pages []uint32
-	for _, tab := range []string{tRuntime, tKernel, tMemcpy, tSync, tGPUFault, tCPUFault, tStringIds} {
+	for _, tab := range []string{schema.Runtime.Name, schema.Kernel.Name, schema.Memcpy.Name, schema.Sync.Name, schema.GPUFault.Name, schema.CPUFault.Name, schema.StringIds.Name} {
 		var root int64
 		if err := db.QueryRow(`SELECT rootpage FROM sqlite_master WHERE name=?`, tab).Scan(&root); err != nil {
 			continue

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/umtrace/umtrace/ingest/nsys/schema"
 )
 
 // Corruption policy. A damaged file is an error (ErrCorrupt, exit 3 in the
@@ -58,10 +60,10 @@ func (r *Reader) doubted(table string, cause error, msg string) error {
 		if !r.opts.Salvage {
 			return fmt.Errorf("%w (the page reader: %v)", err, cause)
 		}
-		r.note(msg + "; the file is damaged (" + shortErr(err) + "): results are partial (--salvage)")
+		r.notes.add(msg + "; the file is damaged (" + shortErr(err) + "): results are partial (--salvage)")
 		return nil
 	}
-	r.note(msg)
+	r.notes.add(msg)
 	return nil
 }
 
@@ -79,7 +81,7 @@ func (r *Reader) checkDriverTable(table string) error {
 	if !r.opts.Salvage {
 		return err
 	}
-	r.note(fmt.Sprintf("%s: the file is damaged (%s): read as SQLite reads it, results are partial (--salvage)", table, shortErr(err)))
+	r.notes.add(fmt.Sprintf("%s: the file is damaged (%s): read as SQLite reads it, results are partial (--salvage)", table, shortErr(err)))
 	return nil
 }
 
@@ -125,8 +127,8 @@ func (q quiet) Unwrap() error { return q.err }
 
 // metaTables are the small tables the reader reads through SQLite besides
 // the ones it scans (detect.go, procinfo.go).
-var metaTables = []string{"META_DATA_CAPTURE", "META_DATA_EXPORT", "EXPORT_META_DATA", "ANALYSIS_DETAILS",
-	"TARGET_INFO_SESSION_START_TIME", "PROCESSES", "DIAGNOSTIC_EVENT", tThreads, tGPU, tCudaGPU}
+var metaTables = []string{schema.MetaDataCapture, schema.MetaDataExport, schema.ExportMetaData, schema.AnalysisDetails,
+	schema.SessionStartTime, schema.Processes, schema.DiagnosticEvent, schema.ThreadNames.Name, schema.GPU.Name, schema.GPU.Alt[0]}
 
 // smallTableLeaves: a table of at most this many leaf pages is checked
 // whole when the reader opens the file (milliseconds), whichever path
@@ -158,7 +160,7 @@ func (r *Reader) checkReadTables() error {
 			if !r.opts.Salvage {
 				return err
 			}
-			r.note(fmt.Sprintf("the file is damaged (%s): read as SQLite reads it, results are partial (--salvage)", shortErr(err)))
+			r.notes.add(fmt.Sprintf("the file is damaged (%s): read as SQLite reads it, results are partial (--salvage)", shortErr(err)))
 		}
 		return nil
 	}
@@ -176,8 +178,8 @@ func (r *Reader) checkReadTables() error {
 	}
 	rows.Close()
 	tables := append([]string{}, metaTables...)
-	for _, t := range []string{tRuntime, tKernel, tMemcpy, tMemset, tSync, tGPUFault, tCPUFault, tNVTX, tMemUsage, tStringIds} {
-		if r.pages == nil || !pageReads {
+	for _, t := range append(schema.Names(schema.Tables...), schema.StringIds.Name) {
+		if r.pages == nil || !r.opts.pageReads() {
 			break // the scans check them (checkDriverTable)
 		}
 		if leaves, err := r.pages.Leaves(uint32(roots[t])); err == nil && len(leaves) > smallTableLeaves {
@@ -193,7 +195,7 @@ func (r *Reader) checkReadTables() error {
 			if !r.opts.Salvage {
 				return err
 			}
-			r.note(fmt.Sprintf("%s: the file is damaged (%s): read as SQLite reads it, results are partial (--salvage)", t, shortErr(err)))
+			r.notes.add(fmt.Sprintf("%s: the file is damaged (%s): read as SQLite reads it, results are partial (--salvage)", t, shortErr(err)))
 		}
 	}
 	return nil

@@ -5,85 +5,57 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/umtrace/umtrace/ingest"
+	"github.com/umtrace/umtrace/ingest/nsys/schema"
 )
-
-// Source table names in nsys exports.
-const (
-	tRuntime   = "CUPTI_ACTIVITY_KIND_RUNTIME"
-	tKernel    = "CUPTI_ACTIVITY_KIND_KERNEL"
-	tMemcpy    = "CUPTI_ACTIVITY_KIND_MEMCPY"
-	tMemset    = "CUPTI_ACTIVITY_KIND_MEMSET"
-	tSync      = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"
-	tGPUFault  = "CUDA_UM_GPU_PAGE_FAULT_EVENTS"
-	tCPUFault  = "CUDA_UM_CPU_PAGE_FAULT_EVENTS"
-	tNVTX      = "NVTX_EVENTS"
-	tMemUsage  = "CUDA_GPU_MEMORY_USAGE_EVENTS"
-	tThreads   = "ThreadNames"
-	tGPU       = "TARGET_INFO_GPU"
-	tCudaGPU   = "TARGET_INFO_CUDA_GPU"
-	tStringIds = "StringIds"
-)
-
-var cudaTables = []string{tRuntime, tKernel, tMemcpy, tMemset, tSync}
 
 // SourceTable returns the export table an Arrow table is read from in this
 // export ("" when the export has none).
 func (r *Reader) SourceTable(t *ingest.Table) string {
 	switch t {
-	case ingest.API:
-		return r.present(tRuntime)
-	case ingest.Kernel:
-		return r.present(tKernel)
-	case ingest.Memcpy:
-		return r.present(tMemcpy)
-	case ingest.Memset:
-		return r.present(tMemset)
-	case ingest.Sync:
-		return r.present(tSync)
-	case ingest.GPUFault:
-		return r.present(tGPUFault)
-	case ingest.CPUFault:
-		return r.present(tCPUFault)
-	case ingest.NVTX:
-		return r.present(tNVTX)
-	case ingest.MemUsage:
-		return r.present(tMemUsage)
-	case ingest.Thread:
-		return r.present(tThreads)
 	case ingest.GPU:
 		return r.gpuTable()
+	}
+	if d := schema.ForModel(t); d != nil {
+		return r.cols.present(d.Name)
 	}
 	return ""
 }
 
-func (r *Reader) present(t string) string {
-	if _, ok := r.cols[t]; ok {
+// tableSet is the tables of the export that the reader knows, each with
+// its column set.
+type tableSet map[string]map[string]bool
+
+// present returns t if the export has it, else "".
+func (ts tableSet) present(t string) string {
+	if _, ok := ts[t]; ok {
 		return t
 	}
 	return ""
 }
 
-func (r *Reader) has(table, col string) bool { return r.cols[table][col] }
+// has reports whether table has col.
+func (ts tableSet) has(table, col string) bool { return ts[table][col] }
 
 // gpuTable picks the GPU description table: TARGET_INFO_GPU with an id
 // column (2021.3+), else the older TARGET_INFO_CUDA_GPU, else the early
 // TARGET_INFO_GPU (deviceId, name only).
 func (r *Reader) gpuTable() string {
-	if r.has(tGPU, "id") {
-		return tGPU
+	if r.cols.has(schema.GPU.Name, "id") {
+		return schema.GPU.Name
 	}
-	if r.has(tCudaGPU, "deviceId") && r.nonEmpty(tCudaGPU) {
-		return tCudaGPU
+	if r.cols.has(schema.GPU.Alt[0], "deviceId") && r.nonEmpty(schema.GPU.Alt[0]) {
+		return schema.GPU.Alt[0]
 	}
-	if r.has(tGPU, "deviceId") {
-		return tGPU
+	if r.cols.has(schema.GPU.Name, "deviceId") {
+		return schema.GPU.Name
 	}
 	return ""
 }
 
-func (r *Reader) nonEmpty(table string) bool {
+func (r *store) nonEmpty(table string) bool {
 	var one int
 	err := r.db.QueryRow(`SELECT 1 FROM "` + table + `" LIMIT 1`).Scan(&one)
 	return err == nil
@@ -112,9 +84,9 @@ func (r *Reader) detect() error {
 	for _, t := range tables {
 		set[t] = true
 	}
-	if !set[tStringIds] {
+	if !set[schema.StringIds.Name] {
 		switch {
-		case set["StringTable"] || set["CUPTI_ACTIVITY_KIND_DRIVER"]:
+		case set[schema.NvprofTables[0]] || set[schema.NvprofTables[1]]:
 			return fmt.Errorf("%s: %w: this is an nvprof export (StringTable); profile with nsys instead", r.path, ErrNotNsysExport)
 		case len(tables) == 0:
 			return fmt.Errorf("%s: %w: the database has no tables", r.path, ErrNotNsysExport)
@@ -126,8 +98,8 @@ func (r *Reader) detect() error {
 			return fmt.Errorf("%s: %w: no StringIds table (tables: %s)", r.path, ErrNotNsysExport, strings.Join(tables, ", "))
 		}
 	}
-	r.cols = map[string]map[string]bool{}
-	for _, t := range []string{tRuntime, tKernel, tMemcpy, tMemset, tSync, tGPUFault, tCPUFault, tNVTX, tMemUsage, tThreads, tGPU, tCudaGPU, tStringIds} {
+	r.cols = tableSet{}
+	for _, t := range append(schema.Names(schema.Tables...), schema.ThreadNames.Name, schema.GPU.Name, schema.GPU.Alt[0], schema.StringIds.Name) {
 		if !set[t] {
 			continue
 		}
@@ -141,21 +113,21 @@ func (r *Reader) detect() error {
 	in.Path = r.path
 	in.Producer = "nsys"
 	in.Tables = map[string]bool{}
-	for _, t := range []string{tRuntime, tKernel, tMemcpy, tMemset, tSync, tGPUFault, tCPUFault, tNVTX, tMemUsage} {
+	for _, t := range schema.Names(schema.Tables...) {
 		in.Tables[t] = set[t]
 	}
-	for _, t := range cudaTables {
+	for _, t := range schema.Names(schema.CUDATables...) {
 		if set[t] && r.nonEmpty(t) {
 			in.HasCUDA = true
 			break
 		}
 	}
-	in.HasGPUFaultTable = set[tGPUFault]
-	in.HasCPUFaultTable = set[tCPUFault]
-	in.HasMigrationCause = r.has(tMemcpy, "migrationCause")
-	in.HasVirtualAddress = r.has(tMemcpy, "virtualAddress")
-	in.HasNVTX = set[tNVTX]
-	for _, mt := range []string{"META_DATA_EXPORT", "EXPORT_META_DATA"} {
+	in.HasGPUFaultTable = set[schema.GPUFault.Name]
+	in.HasCPUFaultTable = set[schema.CPUFault.Name]
+	in.HasMigrationCause = r.cols.has(schema.Memcpy.Name, "migrationCause")
+	in.HasVirtualAddress = r.cols.has(schema.Memcpy.Name, "virtualAddress")
+	in.HasNVTX = set[schema.NVTX.Name]
+	for _, mt := range []string{schema.MetaDataExport, schema.ExportMetaData} {
 		if !set[mt] {
 			continue
 		}
@@ -169,28 +141,28 @@ func (r *Reader) detect() error {
 		in.Lazy = kv["EXPORT_PARAM_LAZY"]
 		break
 	}
-	if set["META_DATA_CAPTURE"] {
-		kv, err := r.keyValues("META_DATA_CAPTURE")
+	if set[schema.MetaDataCapture] {
+		kv, err := r.keyValues(schema.MetaDataCapture)
 		if err != nil {
 			return err
 		}
 		in.CollectCPUFaults = anyTrue(kv, ":COLLECT_UVM_CPU_PAGE_FAULTS")
 		in.CollectGPUFaults = anyTrue(kv, ":COLLECT_UVM_GPU_PAGE_FAULTS")
 	}
-	if set["ANALYSIS_DETAILS"] {
+	if set[schema.AnalysisDetails] {
 		var s, e sql.NullInt64
 		if err := r.db.QueryRow(`SELECT startTime, stopTime FROM ANALYSIS_DETAILS LIMIT 1`).Scan(&s, &e); err == nil {
 			in.SpanStartNs, in.SpanEndNs = s.Int64, e.Int64
 		}
 	}
-	if set["TARGET_INFO_SESSION_START_TIME"] {
+	if set[schema.SessionStartTime] {
 		var u sql.NullInt64
 		if err := r.db.QueryRow(`SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1`).Scan(&u); err == nil {
 			in.SessionStartUTCNs = u.Int64
 		}
 	}
 	r.readProcInfo(set)
-	if set["DIAGNOSTIC_EVENT"] {
+	if set[schema.DiagnosticEvent] {
 		rows, err := r.db.Query(`SELECT text FROM DIAGNOSTIC_EVENT WHERE severity IN (2,3) ORDER BY timestamp, text LIMIT 50`)
 		if err == nil {
 			for rows.Next() {
@@ -221,7 +193,7 @@ func anyTrue(kv map[string]string, suffix string) *bool {
 	return &val
 }
 
-func (r *Reader) columns(table string) (map[string]bool, error) {
+func (r *store) columns(table string) (map[string]bool, error) {
 	rows, err := r.db.Query(`SELECT name FROM pragma_table_info(?)`, table)
 	if err != nil {
 		return nil, r.wrapDBErr("reading columns of "+table, err)
@@ -238,7 +210,7 @@ func (r *Reader) columns(table string) (map[string]bool, error) {
 	return cs, r.rowsErr("reading columns of "+table, rows.Err())
 }
 
-func (r *Reader) rowsErr(what string, err error) error {
+func (r *store) rowsErr(what string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -247,7 +219,7 @@ func (r *Reader) rowsErr(what string, err error) error {
 
 // keyValues reads a (name, value) metadata table. Repeated names keep the
 // last value.
-func (r *Reader) keyValues(table string) (map[string]string, error) {
+func (r *store) keyValues(table string) (map[string]string, error) {
 	rows, err := r.db.Query(`SELECT name, value FROM "` + table + `"`)
 	if err != nil {
 		return nil, r.wrapDBErr("reading "+table, err)
@@ -264,44 +236,59 @@ func (r *Reader) keyValues(table string) (map[string]string, error) {
 	return kv, r.rowsErr("reading "+table, rows.Err())
 }
 
+// stringTable is the export's StringIds: read once, as an index where the
+// page reader can (values read when asked for), and whole when a scan
+// gives kernel names as strings.
+type stringTable struct {
+	r    *Reader
+	once sync.Once
+	err  error
+	s    *strs
+	// StringIds whole (stringDict), when s is an index.
+	dictOnce sync.Once
+	dictErr  error
+	dict     *strs
+}
+
 // stringIDs loads StringIds once: as an index where the page reader can
 // read it (values read when asked for), else whole through SQLite.
-func (r *Reader) stringIDs() (*strs, error) {
-	r.strOnce.Do(func() {
-		if r.strs, r.strErr = r.stringIDsIndex(); r.strs != nil || r.strErr != nil {
+func (st *stringTable) stringIDs() (*strs, error) {
+	st.once.Do(func() {
+		if st.s, st.err = st.stringIDsIndex(); st.s != nil || st.err != nil {
 			return
 		}
-		if r.strs, r.strErr = r.stringIDsWhole(); r.strs != nil {
-			r.strs.index()
+		if st.s, st.err = st.stringIDsWhole(); st.s != nil {
+			st.s.index()
 		}
 	})
-	return r.strs, r.strErr
+	return st.s, st.err
 }
 
 // stringDict is StringIds with every value held (one buffer and a shared
 // dictionary on the page path), for scans that give kernel names as
 // strings; read once, the first time one asks.
-func (r *Reader) stringDict() (*strs, error) {
-	s, err := r.stringIDs()
+func (st *stringTable) stringDict() (*strs, error) {
+	s, err := st.stringIDs()
 	if err != nil || !s.lazy {
 		return s, err
 	}
-	r.dictOnce.Do(func() {
-		r.dict, r.dictErr = r.stringIDsWhole()
-		if r.dict != nil {
-			r.dict.canon, r.dict.indexed = s.canon, true
+	st.dictOnce.Do(func() {
+		st.dict, st.dictErr = st.stringIDsWhole()
+		if st.dict != nil {
+			st.dict.canon, st.dict.indexed = s.canon, true
 		}
 	})
-	return r.dict, r.dictErr
+	return st.dict, st.dictErr
 }
 
 // stringIDsWhole reads every value of StringIds: through the page reader
 // where it can, else through SQLite.
-func (r *Reader) stringIDsWhole() (*strs, error) {
-	if s, err := r.stringIDsPages(); s != nil || err != nil {
+func (st *stringTable) stringIDsWhole() (*strs, error) {
+	r := st.r
+	if s, err := r.strtab.stringIDsPages(); s != nil || err != nil {
 		return s, err
 	}
-	if err := r.checkDriverTable(tStringIds); err != nil {
+	if err := r.checkDriverTable(schema.StringIds.Name); err != nil {
 		return nil, err
 	}
 	rows, err := r.db.Query(`SELECT id, value FROM StringIds`)

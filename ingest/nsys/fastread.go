@@ -87,15 +87,16 @@ import (
 // fastRows is the number of rows one C call reads.
 const fastRows = 1024
 
-// fastAvailable reports whether the bulk C reader can be used. Tests and
-// UMTRACE_SLOW_READ=1 turn it off to compare with the driver path.
+// fastAvailable reports whether the bulk C reader can be used (set once,
+// when the package loads; Options.Read = ReadDriverRows does without it).
 var fastAvailable = C.umFastAvailable() != 0
 
-// scanRangeFast reads integer-only queries with lo <= rowid < hi straight
+// fast reads integer-only queries with lo <= rowid < hi straight
 // from SQLite's C API, fastRows rows per cgo call: the driver path costs a
 // cgo call and a boxed value per row and column, which is most of the
 // time on large tables. It returns handled=false when it cannot run.
-func (r *Reader) scanRangeFast(b *ingest.Builder, q query, s *strs, stmt string, lo, hi int64, emit func() error) (rows int, err error) {
+func (p rangeRows) fast(b *ingest.Builder, q query, emit func() error) (rows int, err error) {
+	r, s, stmt, lo, hi := p.r, p.s, p.stmt, p.lo, p.hi
 	curi := C.CString(r.uri)
 	defer C.free(unsafe.Pointer(curi))
 	csql := C.CString(stmt)
@@ -123,7 +124,7 @@ func (r *Reader) scanRangeFast(b *ingest.Builder, q query, s *strs, stmt string,
 				}
 			}
 			rows++
-			if err := r.addRow(b, q, iv, nil, s, emit); err != nil {
+			if err := q.add(b, iv, nil, s, emit); err != nil {
 				return rows, err
 			}
 		}

@@ -239,8 +239,8 @@ func TestNotNsys(t *testing.T) {
 // small trace and checks it yields the same rows as one serial scan.
 func TestParallelRangesMatchSerial(t *testing.T) {
 	path := filepath.Join(sharedDir(t, "traces"), "um_pingpong_default.sqlite")
-	read := func() map[string]int64 {
-		r, err := Open(path, Options{BatchRows: 500})
+	read := func(par int64) map[string]int64 {
+		r, err := Open(path, Options{BatchRows: 500, ParallelRows: par})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,11 +267,8 @@ func TestParallelRangesMatchSerial(t *testing.T) {
 		}
 		return sums
 	}
-	serial := read()
-	old := minParallelRows
-	minParallelRows = 64
-	defer func() { minParallelRows = old }()
-	parallel := read()
+	serial := read(0)
+	parallel := read(64)
 	if len(serial) != len(parallel) {
 		t.Fatalf("serial %v, parallel %v", serial, parallel)
 	}
@@ -317,15 +314,15 @@ func digest(t *testing.T, r *Reader, tab *ingest.Table) map[string]int64 {
 
 // readPaths are the three ways a table is read, fastest first.
 var readPaths = []struct {
-	name        string
-	pages, fast bool
-}{{"pages", true, true}, {"bulk C", false, true}, {"driver", false, false}}
+	name string
+	path ReadPath
+}{{"pages", ReadAuto}, {"bulk C", ReadDriver}, {"driver", ReadDriverRows}}
 
-// useReadPath switches the package to read path i; the returned func
-// restores the default.
-func useReadPath(i int) func() {
-	pageReads, fastAvailable = readPaths[i].pages, readPaths[i].fast
-	return func() { pageReads, fastAvailable = true, true }
+// useReadPath switches r to read path i; the returned func restores the
+// default.
+func useReadPath(r *Reader, i int) func() {
+	r.opts.Read = readPaths[i].path
+	return func() { r.opts.Read = ReadAuto }
 }
 
 // TestFastReadMatchesDriver checks that the page reader, the bulk C reader
@@ -335,8 +332,6 @@ func TestFastReadMatchesDriver(t *testing.T) {
 	if !fastAvailable {
 		t.Fatal("the bulk reader's SQLite symbols did not resolve: umtrace would fall back to the slow driver path")
 	}
-	old := minParallelRows
-	defer func() { minParallelRows = old }()
 	for _, path := range allExports(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			r, err := Open(path, Options{BatchRows: 777})
@@ -350,10 +345,10 @@ func TestFastReadMatchesDriver(t *testing.T) {
 			paged := 0
 			for _, tab := range ingest.Tables {
 				if src := r.SourceTable(tab); src != "" {
-					if pt, err := r.pageLayout(src); err != nil {
+					if pt, err := r.layouts.pageLayout(src); err != nil {
 						t.Fatal(err)
 					} else if pt != nil {
-						if _, ok := pt.columns(r.query(tab, src, nil, &checks{}).ints); ok {
+						if _, ok := pt.columns(newQuery(r.cols, r.opts.BatchRows, tab, src, nil, &checks{}).ints); ok {
 							paged++
 						}
 					}
@@ -361,8 +356,8 @@ func TestFastReadMatchesDriver(t *testing.T) {
 				var want map[string]int64
 				for i := len(readPaths) - 1; i >= 0; i-- {
 					for _, par := range []int64{1 << 40, 1000} { // serial, then parallel parts
-						minParallelRows = par
-						restore := useReadPath(i)
+						r.opts.ParallelRows = par
+						restore := useReadPath(r, i)
 						got := digest(t, r, tab)
 						restore()
 						if want == nil {
@@ -408,7 +403,7 @@ func TestOddPath(t *testing.T) {
 	}
 	defer r.Close()
 	for i, p := range readPaths {
-		restore := useReadPath(i)
+		restore := useReadPath(r, i)
 		d := digest(t, r, ingest.API)
 		restore()
 		if d[ingest.ColName+"=cudaMemcpy"] != 16 {
@@ -447,8 +442,9 @@ func TestPageLayoutRowidAlias(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r := &Reader{path: p, db: ro, pages: f}
-	pt, err := r.pageLayout("alias")
+	r := newReader(store{path: p, db: ro}, Options{})
+	r.pages = f
+	pt, err := r.layouts.pageLayout("alias")
 	if err != nil || pt == nil {
 		t.Fatalf("alias: %v %v", pt, err)
 	}
@@ -465,7 +461,7 @@ func TestPageLayoutRowidAlias(t *testing.T) {
 		t.Errorf("alias rows: %d %v %v %v", n, err, vals, nulls)
 	}
 	for _, name := range []string{"descpk", "norowid"} {
-		if pt, err := r.pageLayout(name); err != nil || pt != nil {
+		if pt, err := r.layouts.pageLayout(name); err != nil || pt != nil {
 			t.Errorf("%s: page layout %+v, %v; want SQLite to read it", name, pt, err)
 		}
 	}
@@ -484,17 +480,15 @@ func TestReadPathsOnSynthTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	pt, err := r.pageLayout(r.SourceTable(ingest.API))
+	pt, err := r.layouts.pageLayout(r.SourceTable(ingest.API))
 	if err != nil || pt == nil || len(pt.leaves) < 100 {
 		t.Fatalf("API table: %v leaves, %v; want a multi-level tree", pt, err)
 	}
-	old := minParallelRows
-	defer func() { minParallelRows = old }()
-	minParallelRows = 4000 // parts of ~2000 rows: dozens per table
+	r.opts.ParallelRows = 4000 // parts of ~2000 rows: dozens per table
 	for _, tab := range ingest.Tables {
 		var want map[string]int64
 		for i := len(readPaths) - 1; i >= 0; i-- {
-			restore := useReadPath(i)
+			restore := useReadPath(r, i)
 			got := digest(t, r, tab)
 			restore()
 			if want == nil {

@@ -18,9 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	_ "github.com/mattn/go-sqlite3" // SQLite driver
 
 	"github.com/umtrace/umtrace/ingest"
@@ -38,62 +36,39 @@ var (
 	ErrOutOfMemory = errors.New("out of memory")
 )
 
-// Options configure a Reader.
-type Options struct {
-	// BatchRows is the number of rows per record batch (default 65536).
-	BatchRows int
-	// Mem allocates Arrow buffers (default memory.DefaultAllocator).
-	Mem memory.Allocator
-	// Salvage reads on around damage the reader detects instead of
-	// failing with ErrCorrupt; Partial then says so (damage.go).
-	Salvage bool
-}
-
-// DefaultBatchRows is the batch size used when Options.BatchRows is 0.
-const DefaultBatchRows = 16 << 10
-
-// Reader is an open nsys export. It implements ingest.Source.
-type Reader struct {
+// store is the open database: its queries and the errors that name the
+// file.
+type store struct {
 	path string
 	uri  string // read-only, immutable SQLite URI of path
 	db   *sql.DB
+}
+
+// Reader is an open nsys export. It implements ingest.Source.
+type Reader struct {
+	store
 	opts Options
 	info ingest.TraceInfo
-	cols map[string]map[string]bool // table -> column set (present tables only)
+	cols tableSet // table -> column set (present tables only)
 
-	strOnce sync.Once
-	strErr  error
-	strs    *strs
-	// StringIds whole (stringDict), when strs is an index.
-	dictOnce sync.Once
-	dictErr  error
-	dict     *strs
+	strtab stringTable // StringIds (detect.go)
 
 	checks checks // range-check warnings of finished scans
-	noteMu sync.Mutex
-	notes  []string // warnings about the read (a fallback to SQLite)
+	notes  notes  // warnings about the read (a fallback to SQLite)
 
-	pages     *sqlitefile.File // the page reader; nil where it cannot read this file
-	tmpDir    string           // a recovered copy's directory (sidecar.go), removed by Close
-	pagesOnly bool             // no fallback to SQLite on a doubtful page (UMTRACE_READER=pages)
-	pageMu    sync.Mutex
-	pageTabs  map[string]*pageTable
-	dmg       damage // damage found, and tables checked (damage.go)
+	pages   *sqlitefile.File // the page reader; nil where it cannot read this file
+	tmpDir  string           // a recovered copy's directory (sidecar.go), removed by Close
+	layouts pageLayouts      // the page reader's plans of the tables (pages.go)
+	dmg     damage           // damage found, and tables checked (damage.go)
 }
 
 // Open opens an nsys SQLite export read-only. It never writes to the file.
 func Open(path string, opts Options) (*Reader, error) {
-	if opts.BatchRows <= 0 {
-		opts.BatchRows = DefaultBatchRows
-	}
-	if opts.Mem == nil {
-		opts.Mem = memory.DefaultAllocator
-	}
-	if err := checkHeader(path); err != nil {
+	opts, err := opts.withDefaults()
+	if err != nil {
 		return nil, err
 	}
-	usePages, pagesOnly, err := readerEnv()
-	if err != nil {
+	if err := checkHeader(path); err != nil {
 		return nil, err
 	}
 	// Committed rows in a -wal file, or a hot journal: read a recovered
@@ -116,9 +91,10 @@ func Open(path string, opts Options) (*Reader, error) {
 		return nil, fmt.Errorf("%s: opening: %w", path, err)
 	}
 	db.SetMaxOpenConns(8)
-	r := &Reader{path: path, uri: u.String(), db: db, opts: opts, tmpDir: tmpDir}
+	r := newReader(store{path: path, uri: u.String(), db: db}, opts)
+	r.tmpDir = tmpDir
 	if side != "" {
-		r.note(fmt.Sprintf("%s: read with %s applied, from a temporary copy", filepath.Base(path), filepath.Base(side)))
+		r.notes.add(fmt.Sprintf("%s: read with %s applied, from a temporary copy", filepath.Base(path), filepath.Base(side)))
 	}
 	if err := r.detect(); err != nil {
 		r.Close()
@@ -126,8 +102,7 @@ func Open(path string, opts Options) (*Reader, error) {
 	}
 	// Without the page reader (WAL files, UTF-16, an unreadable header)
 	// every table goes through SQLite.
-	r.pagesOnly = pagesOnly
-	if usePages {
+	if opts.Read != ReadDriver {
 		r.pages, _ = sqlitefile.Open(file)
 	}
 	if err := r.checkReadTables(); err != nil { // damage.go
@@ -135,6 +110,14 @@ func Open(path string, opts Options) (*Reader, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// newReader returns a Reader of st, its parts wired to it.
+func newReader(st store, opts Options) *Reader {
+	r := &Reader{store: st, opts: opts}
+	r.strtab.r = r
+	r.layouts.r = r
+	return r
 }
 
 // Close closes the database.
@@ -225,7 +208,7 @@ func isText(b []byte) bool {
 }
 
 // wrapDBErr turns driver errors into messages that name the file.
-func (r *Reader) wrapDBErr(what string, err error) error {
+func (r *store) wrapDBErr(what string, err error) error {
 	msg := err.Error()
 	if strings.Contains(msg, "out of memory") {
 		return fmt.Errorf("%s: %s: %w (SQLite)", r.path, what, ErrOutOfMemory)

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/umtrace/umtrace/ingest"
 	"github.com/umtrace/umtrace/ingest/nsys/internal/sqlitefile"
@@ -19,31 +19,6 @@ import (
 // decode in parallel. SQLite still answers every metadata question (root
 // pages, column order) and reads whatever the page reader cannot; the
 // tests check both give the same rows on every shared export.
-
-// pageReads turns the page reader on (tests switch it off to compare with
-// the SQLite paths; UMTRACE_READER=driver does too).
-var pageReads = true
-
-// pagesOnly turns the fallback to SQLite off: a page the page reader
-// doubts is an error (UMTRACE_READER=pages, for tests and diagnosis).
-var pagesOnly = false
-
-// readerEnv reads UMTRACE_READER: "driver" reads every table through
-// SQLite, "pages" through the page reader with no fallback, "" (default)
-// through the page reader where it can, falling back to SQLite for the
-// rest of a table at the first page it doubts.
-func readerEnv() (usePages, only bool, err error) {
-	switch v := os.Getenv("UMTRACE_READER"); v {
-	case "":
-		return true, false, nil
-	case "driver":
-		return false, false, nil
-	case "pages":
-		return true, true, nil
-	default:
-		return false, false, fmt.Errorf("UMTRACE_READER=%q: want driver or pages", v)
-	}
-}
 
 // pageCorrupt is the page reader's error on a page it doubts: the part's
 // rows are dropped and SQLite reads the table from rowid last+1 on (last
@@ -64,26 +39,34 @@ type pageTable struct {
 	leaves []uint32
 }
 
+// pageLayouts are the page reader's plans of the tables, made once each.
+type pageLayouts struct {
+	r  *Reader
+	mu sync.Mutex
+	m  map[string]*pageTable
+}
+
 // pageLayout returns the page reader's plan for table src, or nil when the
 // table must go through SQLite (WITHOUT ROWID, generated columns, an
 // unreadable default, or a file the page reader does not support).
-func (r *Reader) pageLayout(src string) (*pageTable, error) {
-	if r.pages == nil || !pageReads {
+func (pl *pageLayouts) pageLayout(src string) (*pageTable, error) {
+	r := pl.r
+	if r.pages == nil || !r.opts.pageReads() {
 		return nil, nil
 	}
-	r.pageMu.Lock()
-	defer r.pageMu.Unlock()
-	if pt, ok := r.pageTabs[src]; ok {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pt, ok := pl.m[src]; ok {
 		return pt, nil
 	}
-	pt, err := r.loadPageLayout(src)
+	pt, err := r.layouts.loadPageLayout(src)
 	if err != nil {
 		return nil, err
 	}
-	if r.pageTabs == nil {
-		r.pageTabs = map[string]*pageTable{}
+	if pl.m == nil {
+		pl.m = map[string]*pageTable{}
 	}
-	r.pageTabs[src] = pt
+	pl.m[src] = pt
 	return pt, nil
 }
 
@@ -93,7 +76,8 @@ var (
 	pkDesc = regexp.MustCompile(`(?i)PRIMARY\s+KEY\s+DESC`)
 )
 
-func (r *Reader) loadPageLayout(src string) (*pageTable, error) {
+func (pl *pageLayouts) loadPageLayout(src string) (*pageTable, error) {
+	r := pl.r
 	var root int64
 	var ddl sql.NullString
 	err := r.db.QueryRow(`SELECT rootpage, sql FROM sqlite_master WHERE type = 'table' AND name = ?`, src).Scan(&root, &ddl)
@@ -147,7 +131,7 @@ func (r *Reader) loadPageLayout(src string) (*pageTable, error) {
 		pt.cols[rowidCol] = c
 	}
 	pt.leaves, err = r.pages.Leaves(pt.root)
-	if errors.Is(err, sqlitefile.ErrCorrupt) && !pagesOnly && !r.pagesOnly {
+	if errors.Is(err, sqlitefile.ErrCorrupt) && r.opts.Read != ReadPages {
 		// A doubtful interior page: the whole table is SQLite's.
 		return nil, r.doubted(src, err, fmt.Sprintf("%s: the page reader doubted its b-tree (%v); the table was read through SQLite", src, err))
 	}
@@ -175,9 +159,10 @@ func (pt *pageTable) columns(exprs []string) ([]sqlitefile.Column, bool) {
 	return out, true
 }
 
-// scanPages reads the rows of leaves through the page reader, fastRows at
+// read reads the rows of leaves through the page reader, fastRows at
 // a time, into b. cols are q's integer columns, then its text columns.
-func (r *Reader) scanPages(b *ingest.Builder, q query, s *strs, cols []sqlitefile.Column, ncols int, leaves []uint32, emit func() error) (rows int, err error) {
+func (p pageRows) read(b *ingest.Builder, q query, emit func() error) (rows int, err error) {
+	r, s, cols, ncols, leaves := p.r, p.s, p.cols, p.ncols, p.leaves
 	cur := r.pages.NewCursor(leaves, cols)
 	cur.SetColumns(ncols) // the table's declared columns
 	n, ni := len(cols), len(q.ints)
@@ -211,14 +196,14 @@ func (r *Reader) scanPages(b *ingest.Builder, q query, s *strs, cols []sqlitefil
 				sv[c] = sql.NullString{String: texts[i*n+ni+c], Valid: nulls[i*n+ni+c] == 0}
 			}
 			rows++
-			if err := r.addRow(b, q, iv, sv, s, emit); err != nil {
+			if err := q.add(b, iv, sv, s, emit); err != nil {
 				return rows, err
 			}
 		}
 		if err == io.EOF {
 			return rows, nil
 		}
-		if errors.Is(err, sqlitefile.ErrCorrupt) && !pagesOnly && !r.pagesOnly {
+		if errors.Is(err, sqlitefile.ErrCorrupt) && r.opts.Read != ReadPages {
 			// The part is SQLite's from its start: the rows past its
 			// parents' lower bound.
 			pc := &pageCorrupt{err: err}

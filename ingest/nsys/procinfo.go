@@ -2,6 +2,7 @@ package nsys
 
 import (
 	"database/sql"
+	"github.com/umtrace/umtrace/ingest/nsys/schema"
 	"strings"
 )
 
@@ -15,7 +16,7 @@ var rankEnvVars = []string{"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RAN
 // an export without them leaves the fields nil.
 func (r *Reader) readProcInfo(set map[string]bool) {
 	in := &r.info
-	if set["PROCESSES"] {
+	if set[schema.Processes] {
 		if rows, err := r.db.Query(`SELECT pid, name FROM PROCESSES`); err == nil {
 			m := map[int64]string{}
 			for rows.Next() {
@@ -31,7 +32,7 @@ func (r *Reader) readProcInfo(set map[string]bool) {
 			}
 		}
 	}
-	if set["META_DATA_CAPTURE"] {
+	if set[schema.MetaDataCapture] {
 		rows, err := r.db.Query(`SELECT value FROM META_DATA_CAPTURE WHERE name LIKE 'PROCESS_%:ENVIRONMENT_VARIABLE'`)
 		if err != nil {
 			return

@@ -15,6 +15,7 @@ import (
 
 	"github.com/umtrace/umtrace/ingest"
 	"github.com/umtrace/umtrace/ingest/nsys/internal/sqlitefile"
+	"github.com/umtrace/umtrace/ingest/nsys/schema"
 )
 
 // StringIds through the page reader. Exports with millions of distinct
@@ -32,11 +33,12 @@ import (
 // columns, or ok false when the page reader cannot read it (a table that
 // is not a rowid table keyed by id; SQLite reads it and reports what is
 // wrong).
-func (r *Reader) stringIDsCols() (pt *pageTable, cols []sqlitefile.Column, ok bool) {
-	if r.pages == nil || !pageReads {
+func (st *stringTable) stringIDsCols() (pt *pageTable, cols []sqlitefile.Column, ok bool) {
+	r := st.r
+	if r.pages == nil || !r.opts.pageReads() {
 		return nil, nil, false
 	}
-	pt, err := r.pageLayout("StringIds")
+	pt, err := r.layouts.pageLayout("StringIds")
 	if err != nil || pt == nil || len(pt.leaves) == 0 {
 		return nil, nil, false
 	}
@@ -53,14 +55,16 @@ func (r *Reader) stringIDsCols() (pt *pageTable, cols []sqlitefile.Column, ok bo
 // leaves read concurrently (at most as many at a time as there are SQLite
 // readers); within a part ids ascend (they are the rowids). v is a view,
 // valid only during the call.
-func (r *Reader) eachStringID(pt *pageTable, cols []sqlitefile.Column, nParts int, fn func(part int, id int64, v string) error) error {
-	return r.eachStringIDSem(pt, cols, nParts, true, fn)
+func (st *stringTable) eachStringID(pt *pageTable, cols []sqlitefile.Column, nParts int, fn func(part int, id int64, v string) error) error {
+	r := st.r
+	return r.strtab.eachStringIDSem(pt, cols, nParts, true, fn)
 }
 
 // eachStringIDSem is eachStringID, holding a reader slot per part only
 // when sem is set: Names may run inside a scan's callback, which holds
 // one already.
-func (r *Reader) eachStringIDSem(pt *pageTable, cols []sqlitefile.Column, nParts int, sem bool, fn func(part int, id int64, v string) error) error {
+func (st *stringTable) eachStringIDSem(pt *pageTable, cols []sqlitefile.Column, nParts int, sem bool, fn func(part int, id int64, v string) error) error {
+	r := st.r
 	parts := stringIDParts(pt, nParts)
 	errs := make([]error, len(parts))
 	var wg sync.WaitGroup
@@ -117,8 +121,9 @@ func stringIDNParts(pt *pageTable) int { return min(len(pt.leaves)/64+1, 4*cap(r
 // stringIDsIndex reads StringIds through the page reader into an index
 // (strs.lazy); nil (and no error) when it cannot: see stringIDsCols, or an
 // id is outside 0..maxDenseStringID-1.
-func (r *Reader) stringIDsIndex() (*strs, error) {
-	pt, cols, ok := r.stringIDsCols()
+func (st *stringTable) stringIDsIndex() (*strs, error) {
+	r := st.r
+	pt, cols, ok := r.strtab.stringIDsCols()
 	if !ok {
 		return nil, nil
 	}
@@ -131,7 +136,7 @@ func (r *Reader) stringIDsIndex() (*strs, error) {
 	}
 	got := make([][]entry, nParts)
 	seed := maphash.MakeSeed()
-	err := r.eachStringID(pt, cols, nParts, func(p int, id int64, v string) error {
+	err := r.strtab.eachStringID(pt, cols, nParts, func(p int, id int64, v string) error {
 		if id < 0 || id >= maxDenseStringID {
 			return errOut
 		}
@@ -139,7 +144,7 @@ func (r *Reader) stringIDsIndex() (*strs, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, r.stringIDsPageErr(err, errOut)
+		return nil, r.strtab.stringIDsPageErr(err, errOut)
 	}
 	hi, n := int64(0), 0
 	for _, g := range got {
@@ -160,7 +165,7 @@ func (r *Reader) stringIDsIndex() (*strs, error) {
 		got[i] = nil
 	}
 	if s.canon, err = findCanon(ids, hs, s.lookup); err != nil {
-		return nil, r.stringIDsPageErr(err, errOut)
+		return nil, r.strtab.stringIDsPageErr(err, errOut)
 	}
 	return s, nil
 }
@@ -376,14 +381,14 @@ func (r *Reader) NameIDs(t *ingest.Table) bool {
 	if t != ingest.Kernel || r.SourceTable(t) == "" {
 		return false
 	}
-	s, err := r.stringIDs()
+	s, err := r.strtab.stringIDs()
 	return err == nil && s.indexed
 }
 
 // Names resolves ColNameID values (ingest.NameTable). Many ids are read in
 // one pass over StringIds, a few from their leaves.
 func (r *Reader) Names(ids []int64) ([]string, error) {
-	s, err := r.stringIDs()
+	s, err := r.strtab.stringIDs()
 	if err != nil {
 		return nil, err
 	}
@@ -405,7 +410,7 @@ func (r *Reader) Names(ids []int64) ([]string, error) {
 			out[i] = v
 		}
 	}
-	pt, cols, whole := r.stringIDsCols()
+	pt, cols, whole := r.strtab.stringIDsCols()
 	if !whole || len(at) < max(len(s.leaves)/4, 4096) {
 		// Few ids for the table: each from its leaf.
 		uniq := make([]int64, 0, len(at))
@@ -418,7 +423,7 @@ func (r *Reader) Names(ids []int64) ([]string, error) {
 		return out, nil
 	}
 	var mu sync.Mutex
-	err = r.eachStringIDSem(pt, cols, stringIDNParts(pt), false, func(_ int, id int64, v string) error {
+	err = r.strtab.eachStringIDSem(pt, cols, stringIDNParts(pt), false, func(_ int, id int64, v string) error {
 		if _, ok := at[id]; ok {
 			mu.Lock()
 			set(id, v)
@@ -434,7 +439,7 @@ func (r *Reader) Names(ids []int64) ([]string, error) {
 
 // NameFlags returns ingest.NameFlags of id's string (ingest.NameTable).
 func (r *Reader) NameFlags(id int64) ingest.NameFlag {
-	s, err := r.stringIDs()
+	s, err := r.strtab.stringIDs()
 	if err != nil {
 		return 0
 	}
@@ -456,14 +461,15 @@ func (r *Reader) NameFlags(id int64) ingest.NameFlag {
 // order, with nothing allocated per string. That buffer and its offsets
 // are also an Arrow string array (ingest.SharedDict) that the kernel name
 // columns use as their dictionary, indexed by id.
-func (r *Reader) stringIDsPages() (*strs, error) {
-	pt, cols, ok := r.stringIDsCols()
+func (st *stringTable) stringIDsPages() (*strs, error) {
+	r := st.r
+	pt, cols, ok := r.strtab.stringIDsCols()
 	if !ok {
 		return nil, nil
 	}
 	nParts := stringIDNParts(pt)
 	each := func(fn func(part int, id int64, v string) error) error {
-		return r.eachStringID(pt, cols, nParts, fn)
+		return r.strtab.eachStringID(pt, cols, nParts, fn)
 	}
 	errOut := errors.New("not for the page path")
 	// Pass 1: ids and lengths, by part (ids ascend: they are the rowids).
@@ -477,7 +483,7 @@ func (r *Reader) stringIDsPages() (*strs, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, r.stringIDsPageErr(err, errOut)
+		return nil, r.strtab.stringIDsPageErr(err, errOut)
 	}
 	hi, total := int64(0), int64(0)
 	for _, l := range lens {
@@ -516,7 +522,7 @@ func (r *Reader) stringIDsPages() (*strs, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, r.stringIDsPageErr(err, errOut)
+		return nil, r.strtab.stringIDsPageErr(err, errOut)
 	}
 	s.dict = ingest.NewSharedDict(s.data, s.offs)
 	return s, nil
@@ -525,12 +531,13 @@ func (r *Reader) stringIDsPages() (*strs, error) {
 // stringIDsPageErr is the page path's answer to err: fall back to SQLite
 // (nil) for damage or a table the path does not take, unless the page
 // reader must not fall back.
-func (r *Reader) stringIDsPageErr(err, errOut error) error {
+func (st *stringTable) stringIDsPageErr(err, errOut error) error {
+	r := st.r
 	if errors.Is(err, errOut) {
 		return nil
 	}
-	if errors.Is(err, sqlitefile.ErrCorrupt) && !pagesOnly && !r.pagesOnly {
-		return r.doubted(tStringIds, err, fmt.Sprintf("StringIds: the page reader doubted a page (%v); the table was read through SQLite", err))
+	if errors.Is(err, sqlitefile.ErrCorrupt) && r.opts.Read != ReadPages {
+		return r.doubted(schema.StringIds.Name, err, fmt.Sprintf("StringIds: the page reader doubted a page (%v); the table was read through SQLite", err))
 	}
 	return r.wrapDBErr("reading StringIds", err)
 }

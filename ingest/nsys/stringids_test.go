@@ -26,17 +26,16 @@ func TestStringIDsPagesMatchDriver(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			got, err := r.stringIDsPages()
+			got, err := r.strtab.stringIDsPages()
 			if err != nil || got == nil {
 				t.Fatalf("page path: %v, %v", got, err)
 			}
-			defer useReadPath(2)()
-			r2, err := Open(path, Options{})
+			r2, err := Open(path, Options{Read: readPaths[2].path})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer r2.Close()
-			want, err := r2.stringIDs()
+			want, err := r2.strtab.stringIDs()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +88,7 @@ func TestStringIDsPagesLongValues(t *testing.T) {
 	}
 	exec(`COMMIT`)
 	db.Close()
-	r := &Reader{}
+	r := newReader(store{}, Options{})
 	r.pages, err = sqlitefile.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +98,7 @@ func TestStringIDsPagesLongValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.db.Close()
-	s, err := r.stringIDsPages()
+	s, err := r.strtab.stringIDsPages()
 	if err != nil || s == nil {
 		t.Fatalf("page path: %v, %v", s, err)
 	}
@@ -124,18 +123,16 @@ func TestStringIDsIndex(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			idx, err := r.stringIDs()
+			idx, err := r.strtab.stringIDs()
 			if err != nil || !idx.lazy {
 				t.Fatalf("page path: lazy %v, %v", idx != nil && idx.lazy, err)
 			}
-			restore := useReadPath(2)
-			r2, err := Open(path, Options{})
+			r2, err := Open(path, Options{Read: readPaths[2].path})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer r2.Close()
-			want, err := r2.stringIDs()
-			restore()
+			want, err := r2.strtab.stringIDs()
 			if err != nil || want.lazy {
 				t.Fatalf("driver path: lazy %v, %v", want != nil && want.lazy, err)
 			}

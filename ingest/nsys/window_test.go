@@ -59,12 +59,11 @@ func TestTimesPastTheTrace(t *testing.T) {
 	}
 }
 
-// analyzeWarn analyzes path with UMTRACE_READER=mode: the JSON of the
+// analyzeWarn analyzes path with Options.Read = mode: the JSON of the
 // result without its warnings, and the warnings.
 func analyzeWarn(t *testing.T, path, mode string) (string, []string) {
 	t.Helper()
-	t.Setenv("UMTRACE_READER", mode)
-	r, err := Open(path, Options{})
+	r, err := Open(path, Options{Read: ReadPath(mode)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,6 +42,9 @@ type Opener struct {
 	// Salvage reads damaged traces around the damage the reader detects
 	// (results marked Partial) instead of failing with exitcode.BadInput.
 	Salvage bool
+	// Read is the reader's read path (nsys.Options.Read; the CLI takes it
+	// from UMTRACE_READER, for tests and diagnosis).
+	Read nsys.ReadPath
 }
 
 // Analyze opens path and analyzes it: the one place where umtrace turns a
@@ -57,7 +60,7 @@ func (o Opener) Analyze(path string, opts analyze.Options) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := nsys.Open(db, nsys.Options{Salvage: o.Salvage})
+	r, err := nsys.Open(db, nsys.Options{Salvage: o.Salvage, Read: o.Read})
 	if err != nil {
 		return nil, &exitcode.Error{Code: inputCode(err), Err: named(path, salvageHint(err))}
 	}

@@ -587,53 +587,73 @@ func (c *Cursor) load(p uint32) error {
 // decode reads the current cell's row into vals (or rows, when vals is
 // nil) and nulls.
 func (c *Cursor) decode(vals []int64, rows []sql.NullInt64, nulls []uint8, texts []string) error {
+	rec, rowid, err := c.record()
+	if err != nil {
+		return err
+	}
+	body, err := c.header(rec)
+	if err != nil {
+		return err
+	}
+	c.columns(rowid, body, vals, rows, nulls, texts)
+	return nil
+}
+
+// record returns the current cell's record (its payload, gathered from
+// overflow pages where it spills) and rowid, checking the rowid's order.
+func (c *Cursor) record() (rec []byte, rowid uint64, err error) {
 	pg := c.page
 	at := int(binary.BigEndian.Uint16(pg[c.ptrs+2*c.cell:]))
 	if at < c.ptrs+2*c.nCells || at >= len(pg) {
-		return fmt.Errorf("%w: cell offset %d", ErrCorrupt, at)
+		return nil, 0, fmt.Errorf("%w: cell offset %d", ErrCorrupt, at)
 	}
 	cell := pg[at:]
 	size, k := uvarint(cell)
 	if k == 0 {
-		return fmt.Errorf("%w: payload size", ErrCorrupt)
+		return nil, 0, fmt.Errorf("%w: payload size", ErrCorrupt)
 	}
 	rowid, k2 := uvarint(cell[k:])
 	if k2 == 0 {
-		return fmt.Errorf("%w: rowid", ErrCorrupt)
+		return nil, 0, fmt.Errorf("%w: rowid", ErrCorrupt)
 	}
 	// Keys ascend within a leaf and stay in its range from its parents
 	// (so they ascend across leaves too). No key is below MinInt64.
 	if r := int64(rowid); (r <= c.bound.lo && c.bound.lo != math.MinInt64) || r > c.bound.hi || (c.started && r <= c.last) {
-		return fmt.Errorf("%w: rowid %d out of order (after %d, leaf range %d..%d)", ErrCorrupt, r, c.last, c.bound.lo, c.bound.hi)
+		return nil, 0, fmt.Errorf("%w: rowid %d out of order (after %d, leaf range %d..%d)", ErrCorrupt, r, c.last, c.bound.lo, c.bound.hi)
 	}
 	c.last, c.started = int64(rowid), true
 	cell = cell[k+k2:]
 	// The payload stays on the page up to X bytes; beyond that a prefix of
 	// it does and the rest is on a chain of overflow pages.
 	u := uint64(c.f.usable)
-	var rec []byte
 	c.spilled = false
 	if x := u - 35; size <= x {
 		if size > uint64(len(cell)) {
-			return fmt.Errorf("%w: %d-byte payload overflows the page", ErrCorrupt, size)
+			return nil, 0, fmt.Errorf("%w: %d-byte payload overflows the page", ErrCorrupt, size)
 		}
 		rec = cell[:size]
 	} else {
-		var err error
 		if rec, err = c.spill(cell, size); err != nil {
-			return err
+			return nil, 0, err
 		}
 		c.spilled = true
 	}
+	return rec, rowid, nil
+}
+
+// header reads record rec's header into the cursor's serial types and
+// body offsets (of the columns up to the last one read) and returns the
+// record's body.
+func (c *Cursor) header(rec []byte) (body []byte, err error) {
 	hdr, k := uvarint(rec)
 	if k == 0 || hdr > uint64(len(rec)) || hdr < uint64(k) {
-		return fmt.Errorf("%w: record header size %d", ErrCorrupt, hdr)
+		return nil, fmt.Errorf("%w: record header size %d", ErrCorrupt, hdr)
 	}
 	// Serial types and body offsets of the columns up to the last one
 	// read; a short record marks the rest missing (use the default).
 	types, offs := c.types, c.offs
 	h := rec[k:hdr]
-	body := rec[hdr:]
+	body = rec[hdr:]
 	n, off := 0, 0
 	for ; n < len(types) && len(h) > 0; n++ {
 		// Serial types below 128 (every number, NULL, and text or blobs
@@ -643,12 +663,12 @@ func (c *Cursor) decode(vals []int64, rows []sql.NullInt64, nulls []uint8, texts
 			sz = int(smallSize[t])
 		} else {
 			if t, k = uvarint(h); k == 0 {
-				return fmt.Errorf("%w: record header", ErrCorrupt)
+				return nil, fmt.Errorf("%w: record header", ErrCorrupt)
 			}
 			sz = contentSize(t)
 		}
 		if sz < 0 || off+sz > len(body) {
-			return fmt.Errorf("%w: column %d (serial type %d) overflows the record", ErrCorrupt, n, t)
+			return nil, fmt.Errorf("%w: column %d (serial type %d) overflows the record", ErrCorrupt, n, t)
 		}
 		types[n], offs[n] = t, off
 		off += sz
@@ -661,11 +681,11 @@ func (c *Cursor) decode(vals []int64, rows []sql.NullInt64, nulls []uint8, texts
 	// fill the body exactly.
 	for cols := n; len(h) > 0; cols++ {
 		if c.maxCols > 0 && cols >= c.maxCols {
-			return fmt.Errorf("%w: a record of more than %d columns, the table's", ErrCorrupt, c.maxCols)
+			return nil, fmt.Errorf("%w: a record of more than %d columns, the table's", ErrCorrupt, c.maxCols)
 		}
 		if t := h[0]; t < 0x80 {
 			if smallSize[t] < 0 {
-				return fmt.Errorf("%w: serial type %d", ErrCorrupt, t)
+				return nil, fmt.Errorf("%w: serial type %d", ErrCorrupt, t)
 			}
 			off += int(smallSize[t])
 			h = h[1:]
@@ -673,18 +693,25 @@ func (c *Cursor) decode(vals []int64, rows []sql.NullInt64, nulls []uint8, texts
 		}
 		t, k := uvarint(h)
 		if k == 0 {
-			return fmt.Errorf("%w: record header", ErrCorrupt)
+			return nil, fmt.Errorf("%w: record header", ErrCorrupt)
 		}
 		sz := contentSize(t)
 		if sz < 0 {
-			return fmt.Errorf("%w: serial type %d", ErrCorrupt, t)
+			return nil, fmt.Errorf("%w: serial type %d", ErrCorrupt, t)
 		}
 		off += sz
 		h = h[k:]
 	}
 	if off != len(body) {
-		return fmt.Errorf("%w: record columns take %d bytes of a %d-byte body", ErrCorrupt, off, len(body))
+		return nil, fmt.Errorf("%w: record columns take %d bytes of a %d-byte body", ErrCorrupt, off, len(body))
 	}
+	return body, nil
+}
+
+// columns fills the cursor's columns of the current row (rowid, record
+// body) into vals (or rows, when vals is nil), nulls and texts.
+func (c *Cursor) columns(rowid uint64, body []byte, vals []int64, rows []sql.NullInt64, nulls []uint8, texts []string) {
+	types, offs := c.types, c.offs
 	nulls = nulls[:len(c.cols)]
 	if rows != nil {
 		rows = rows[:len(c.cols)]
@@ -738,7 +765,6 @@ func (c *Cursor) decode(vals []int64, rows []sql.NullInt64, nulls []uint8, texts
 		}
 		nulls[j] = null
 	}
-	return nil
 }
 
 // text decodes text column j of the current record into texts[j].
