@@ -2,7 +2,7 @@ package analyze
 
 // SchemaVersion is the version of the JSON result format (docs/json.md).
 // Bump it on any incompatible change.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Verdicts.
 const (

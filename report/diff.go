@@ -119,6 +119,7 @@ func DiffDoc(d *compare.Diff, before, after *analyze.Result) *Doc {
 		doc.add(c)
 	}
 	doc.add(Table{Head: []string{"metric", "before", "after", "change", "significance", "verdict"}, Align: []Align{Left, Right, Right, Right, Left, Left}, Rows: rows})
+	doc.p(T("Significance: " + d.Method + ". Lower is better for every metric."))
 	if before != nil && after != nil {
 		sum := func(r *analyze.Result) histSeries {
 			m := map[int]int64{}
@@ -154,7 +155,6 @@ func DiffDoc(d *compare.Diff, before, after *analyze.Result) *Doc {
 			doc.add(histOverlay("diff-steps", "Step time, share of steps per log bucket", []histSeries{b, a}))
 		}
 	}
-	doc.p(T("Significance: " + d.Method + ". Lower is better for every metric."))
 	return doc
 }
 

@@ -127,7 +127,7 @@ func GenerateJob(w io.Writer, j *multirank.Result, format string) error {
 	case "text", "", "md", "markdown", "html":
 		return Render(w, JobDoc(j, format == "text" || format == ""), format)
 	case "json":
-		return EncodeJSON(w, j)
+		return EncodeJSON(w, NewJobDocument(j))
 	}
 	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
 }
@@ -151,6 +151,10 @@ func JobDoc(j *multirank.Result, brief bool) *Doc {
 		v.Class = "storm"
 	}
 	d.add(v)
+	doc := NewJobDocument(j)
+	if j.Verdict == analyze.VerdictStorm {
+		storyBlocks(d, doc.Story, doc.Mitigations, len(j.Files) > 1, true)
+	}
 	d.h(2, T("Ranks"))
 	var rows [][]Inline
 	for _, r := range j.Ranks {
@@ -227,6 +231,7 @@ func JobDoc(j *multirank.Result, brief bool) *Doc {
 			d.p(T(fmt.Sprintf("… %d more steps.", len(j.Steps)-n)))
 		}
 	}
+	mitigationSection(d, doc.Mitigations, j.Verdict, len(j.Files) > 1, true)
 	d.h(2, T("Per-rank episodes"))
 	rows = nil
 	for i, res := range j.Results {

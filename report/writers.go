@@ -7,8 +7,14 @@ import (
 )
 
 // renderMarkdown writes d as GitHub-flavoured markdown.
+// A section whose body is only charts without a text form (Alt) has no
+// markdown form: its heading is left out with it, so no heading stands
+// empty.
 func renderMarkdown(b *bytes.Buffer, d *Doc) {
-	for _, bl := range d.Blocks {
+	for i, bl := range d.Blocks {
+		if isHeading(bl) && sectionTextless(d.Blocks[i+1:]) {
+			continue
+		}
 		mdBlock(b, bl)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/umtrace/umtrace/ingest/testshared"
 )
 
 // goldenRun runs umtrace once per format with -f FORMAT appended, checks
@@ -56,4 +58,14 @@ func TestDiffGateBatchGolden(t *testing.T) {
 		}
 	}
 	goldenRun(t, "batch", "pingpong", exitOK, "batch", in, "--out-dir", filepath.Join(tmp, "batch"), "-q")
+}
+
+// TestAnalyzeJobGolden renders the job and separate documents of analyze:
+// a file of two processes (a job from one file), two rank files (a job),
+// and two unrelated traces (separate).
+func TestAnalyzeJobGolden(t *testing.T) {
+	multi := testshared.Testdata("reproducer", "multi")
+	goldenRun(t, "analyze", "job_multi_process", exitOK, "analyze", filepath.Join(multi, "multi-process.sqlite"))
+	goldenRun(t, "analyze", "job_multi_gpu", exitOK, "analyze", filepath.Join(multi, "multi-gpu.rank0.sqlite"), filepath.Join(multi, "multi-gpu.rank1.sqlite"))
+	goldenRun(t, "analyze", "separate_pingpong", exitOK, "analyze", tracePath(t, "um_pingpong_default"), tracePath(t, "um_pingpong_explicit"))
 }
