@@ -98,30 +98,30 @@ type JobDocument struct {
 	Mitigations   []DocMitigation `json:"mitigations"`
 	Warnings      []string        `json:"warnings"`
 
-	Ranks                 []multirank.Rank        `json:"ranks"`
+	Ranks                 []multirank.Rank         `json:"ranks"`
 	Clock                 multirank.ClockAlignment `json:"clock"`
-	Collective            string                  `json:"collective_source"`
-	JobSteps              []multirank.Step        `json:"job_steps"`
-	Stragglers            []multirank.Straggler   `json:"stragglers"`
-	Attributions          []multirank.Attribution `json:"attributions"`
-	AttributionThresholds multirank.Thresholds    `json:"attribution_thresholds"`
-	Results               []*TraceDocument        `json:"results"`          // per rank, in ranks order
-	Traces                []*TraceDocument        `json:"traces,omitempty"` // whole-file analyses of files that hold several ranks
+	Collective            string                   `json:"collective_source"`
+	JobSteps              []multirank.Step         `json:"job_steps"`
+	Stragglers            []multirank.Straggler    `json:"stragglers"`
+	Attributions          []multirank.Attribution  `json:"attributions"`
+	AttributionThresholds multirank.Thresholds     `json:"attribution_thresholds"`
+	Results               []*TraceDocument         `json:"results"`          // per rank, in ranks order
+	Traces                []*TraceDocument         `json:"traces,omitempty"` // whole-file analyses of files that hold several ranks
 }
 
 // SeparateDocument is the analyze document of traces that are not one
 // job (kind "separate").
 type SeparateDocument struct {
-	SchemaVersion int             `json:"schema_version"`
-	Kind          string          `json:"kind"`
-	Verdict       string          `json:"verdict"`
-	Reason        string          `json:"verdict_reason"`
-	Note          string          `json:"note"`
-	Files         []string        `json:"files"`
-	Story         Story           `json:"story"`
-	Episodes      []DocEpisode    `json:"episodes"`
-	Mitigations   []DocMitigation `json:"mitigations"`
-	Warnings      []string        `json:"warnings"`
+	SchemaVersion int              `json:"schema_version"`
+	Kind          string           `json:"kind"`
+	Verdict       string           `json:"verdict"`
+	Reason        string           `json:"verdict_reason"`
+	Note          string           `json:"note"`
+	Files         []string         `json:"files"`
+	Story         Story            `json:"story"`
+	Episodes      []DocEpisode     `json:"episodes"`
+	Mitigations   []DocMitigation  `json:"mitigations"`
+	Warnings      []string         `json:"warnings"`
 	Results       []*TraceDocument `json:"results"`
 }
 
