@@ -14,12 +14,15 @@ import (
 // summary and sanitizer JSON documents (docs/json.md).
 const JSONSchemaVersion = 1
 
+// DiffDocument is diff's JSON document (docs/schema/diff.schema.json).
+type DiffDocument struct {
+	SchemaVersion int `json:"schema_version"`
+	compare.Diff
+}
+
 // WriteDiffJSON writes the comparison as JSON (sorted keys, versioned).
 func WriteDiffJSON(w io.Writer, d *compare.Diff) error {
-	return EncodeJSON(w, struct {
-		SchemaVersion int `json:"schema_version"`
-		compare.Diff
-	}{JSONSchemaVersion, *d})
+	return EncodeJSON(w, DiffDocument{JSONSchemaVersion, *d})
 }
 
 // diffValue formats a metric value in its unit.

@@ -317,11 +317,7 @@ func (e *encoder) value(v reflect.Value, depth int) {
 		e.newline(depth)
 		e.raw("}")
 	case reflect.Map:
-		if v.IsNil() {
-			e.raw("null")
-			return
-		}
-		if v.Len() == 0 {
+		if v.Len() == 0 { // nil too: an object is never null
 			e.raw("{}")
 			return
 		}
@@ -340,10 +336,8 @@ func (e *encoder) value(v reflect.Value, depth int) {
 		e.newline(depth)
 		e.raw("}")
 	case reflect.Slice, reflect.Array:
-		if v.Kind() == reflect.Slice && v.IsNil() {
-			e.raw("null")
-			return
-		}
+		// A list is never null (a nil slice is written []), so
+		// consumers and the schemas (docs/schema) need no null case.
 		if v.Len() == 0 {
 			e.raw("[]")
 			return
