@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -170,6 +171,75 @@ func TestSchemasReject(t *testing.T) {
 		edit(inst.(map[string]any))
 		if s.Validate(inst) == nil {
 			t.Errorf("%s: the schema accepts it", name)
+		}
+	}
+}
+
+// TestAnalyzeDocumentsShareTheCore: the analyze documents of a trace, a
+// one-file job, a two-file job and separate traces all list the storm
+// episodes at the top level, each placed by file, rank and pid as the
+// job's rank table has them, and the story's first change is the first
+// mitigation.
+func TestAnalyzeDocumentsShareTheCore(t *testing.T) {
+	type doc struct {
+		Kind     string `json:"kind"`
+		Verdict  string `json:"verdict"`
+		Episodes []struct {
+			File string `json:"file"`
+			Rank int    `json:"rank"`
+			Pid  int64  `json:"pid"`
+		} `json:"episodes"`
+		Mitigations []struct {
+			ID string `json:"id"`
+		} `json:"mitigations"`
+		Story struct {
+			FirstChange string `json:"first_change"`
+		} `json:"story"`
+		Ranks []struct {
+			Rank int    `json:"rank"`
+			File string `json:"file"`
+			Pid  int64  `json:"pid"`
+		} `json:"ranks"`
+		Results []json.RawMessage `json:"results"`
+	}
+	for name, kind := range map[string]string{"um_pingpong_default": "trace", "job_multi_process": "job", "job_multi_gpu": "job", "separate_pingpong": "separate"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "analyze", name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d doc
+		if err := json.Unmarshal(data, &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Kind != kind || d.Verdict != "storm" || len(d.Episodes) == 0 {
+			t.Errorf("%s: kind %q verdict %q, %d episodes", name, d.Kind, d.Verdict, len(d.Episodes))
+		}
+		if len(d.Mitigations) == 0 || d.Story.FirstChange != d.Mitigations[0].ID {
+			t.Errorf("%s: first change %q, mitigations %v", name, d.Story.FirstChange, d.Mitigations)
+		}
+		if kind == "trace" {
+			if len(d.Results) != 0 {
+				t.Errorf("%s: a trace document has results", name)
+			}
+			continue
+		}
+		if len(d.Results) < 2 {
+			t.Errorf("%s: %d results", name, len(d.Results))
+		}
+		for _, e := range d.Episodes {
+			if e.File == "" {
+				t.Errorf("%s: episode without file", name)
+			}
+			if kind != "job" {
+				continue
+			}
+			found := false
+			for _, r := range d.Ranks {
+				found = found || r.Rank == e.Rank && r.File == e.File && r.Pid == e.Pid
+			}
+			if !found {
+				t.Errorf("%s: episode %+v is on no rank of the table", name, e)
+			}
 		}
 	}
 }
