@@ -166,7 +166,9 @@ func JobDoc(j *multirank.Result, brief bool) *Doc {
 			T(fmt.Sprintf("%d / %d", r.GPUFaults, r.CPUFaults)), T(ms(r.StepP50Ns)), T(msI(r.HostBlockedNs)), T(fmt.Sprintf("%s (%s)", msI(r.CollectiveNs), pct(r.CollectiveShare))),
 			T(msI(r.WaitOnOthersNs)), T(msI(r.CausedWaitNs)), T(r.RankSource)})
 	}
-	d.add(table([]string{"rank", "file", "pid", "GPU", "verdict", "storm ms", "GPU / CPU faults", "step P50 ms", "host blocked ms", "in collectives ms", "waited for storms ms", "caused wait ms", "rank from"}, rows))
+	rt := table([]string{"rank", "file", "pid", "GPU", "verdict", "storm ms", "GPU / CPU faults", "step P50 ms", "host blocked ms", "in collectives ms", "waited for storms ms", "caused wait ms", "rank from"}, rows)
+	rt.Align[1], rt.Align[4], rt.Align[12] = Left, Left, Left // file, verdict, rank from
+	d.add(rt)
 	if ch, ok := jobTimelineChart(j); ok {
 		d.h(2, T("Time axis"))
 		d.add(ch)
