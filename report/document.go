@@ -297,6 +297,9 @@ func NewSeparateDocument(s *Separate) *SeparateDocument {
 		Warnings: []string{}, Results: []*TraceDocument{}}
 	for _, u := range us {
 		d.Results = append(d.Results, traceDocument(u))
+		for _, w := range u.res.Warnings {
+			d.Warnings = append(d.Warnings, u.res.Trace.File+": "+w)
+		}
 	}
 	return d
 }
