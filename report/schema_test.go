@@ -14,6 +14,7 @@ import (
 
 	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/reproducer"
+	"github.com/umtrace/umtrace/synth"
 )
 
 // The JSON Schemas under docs/schema are generated from the Go types of
@@ -69,6 +70,9 @@ var schemaEnums = map[string][]any{
 
 	"report_SanitizerDocument.schema_version": {JSONSchemaVersion},
 	"report_Redact.schema_version":            {JSONSchemaVersion},
+
+	"synth_Truth.verdict": {analyze.VerdictStorm, analyze.VerdictNoStorm},
+	"synth_Span.kind":     {"storm", "long_kernel", "prefetch_burst", "sync_burst"},
 }
 
 // openDefs may hold fields this schema does not list yet (another branch
@@ -79,20 +83,24 @@ var openDefs = map[string]bool{"analyze_Steps": true}
 var schemaFiles = []struct {
 	file, title, about string
 	roots              []reflect.Type
+	nullLists          bool // written by encoding/json: a nil list or map is null
 }{
 	{"analyze.schema.json", "umtrace analyze JSON document", "umtrace analyze -f json: kind trace (one trace), job (the ranks of one job) or separate (traces analyzed alone); docs/json.md",
-		[]reflect.Type{reflect.TypeFor[TraceDocument](), reflect.TypeFor[JobDocument](), reflect.TypeFor[SeparateDocument]()}},
-	{"diff.schema.json", "umtrace diff JSON document", "umtrace diff -f json; docs/json.md", []reflect.Type{reflect.TypeFor[DiffDocument]()}},
-	{"gate.schema.json", "umtrace gate JSON document", "umtrace gate -f json; docs/json.md, docs/gate.md", []reflect.Type{reflect.TypeFor[GateDocument]()}},
-	{"batch-summary.schema.json", "umtrace batch summary.json", "umtrace batch: summary.json (and batch -f json); docs/json.md", []reflect.Type{reflect.TypeFor[SummaryDocument]()}},
-	{"sanitizer.schema.json", "umtrace sanitizer JSON document", "umtrace sanitizer -f json; docs/json.md, docs/sanitizer.md", []reflect.Type{reflect.TypeFor[SanitizerDocument]()}},
-	{"reproducer-steps.schema.json", "umtrace reproduce: a scenario run's steps.json", "what a reproduce child run measured, written beside its trace (SCENARIO.steps.json, SCENARIO.rankN.steps.json); docs/reproducer.md", []reflect.Type{reflect.TypeFor[reproducer.Result]()}},
-	{"redact-report.schema.json", "umtrace redact --report JSON document", "umtrace redact --report FILE.json; docs/json.md", []reflect.Type{reflect.TypeFor[Redact]()}},
+		[]reflect.Type{reflect.TypeFor[TraceDocument](), reflect.TypeFor[JobDocument](), reflect.TypeFor[SeparateDocument]()}, false},
+	{"diff.schema.json", "umtrace diff JSON document", "umtrace diff -f json; docs/json.md", []reflect.Type{reflect.TypeFor[DiffDocument]()}, false},
+	{"gate.schema.json", "umtrace gate JSON document", "umtrace gate -f json; docs/json.md, docs/gate.md", []reflect.Type{reflect.TypeFor[GateDocument]()}, false},
+	{"batch-summary.schema.json", "umtrace batch summary.json", "umtrace batch: summary.json (and batch -f json); docs/json.md", []reflect.Type{reflect.TypeFor[SummaryDocument]()}, false},
+	{"sanitizer.schema.json", "umtrace sanitizer JSON document", "umtrace sanitizer -f json; docs/json.md, docs/sanitizer.md", []reflect.Type{reflect.TypeFor[SanitizerDocument]()}, false},
+	{"reproducer-steps.schema.json", "umtrace reproduce: a scenario run's steps.json", "what a reproduce child run measured, written beside its trace (SCENARIO.steps.json, SCENARIO.rankN.steps.json); docs/reproducer.md", []reflect.Type{reflect.TypeFor[reproducer.Result]()}, true},
+	{"synth-truth.schema.json", "umtrace synth: a synthetic trace's truth", "what umtrace synth planted: TRACE.truth.json (one trace, or one file of several processes with --ranks --one-file: the job truth) and job.truth.json (rank files); docs/synth.md",
+		[]reflect.Type{reflect.TypeFor[synth.Truth](), reflect.TypeFor[synth.JobTruth]()}, true},
+	{"redact-report.schema.json", "umtrace redact --report JSON document", "umtrace redact --report FILE.json; docs/json.md", []reflect.Type{reflect.TypeFor[Redact]()}, false},
 }
 
 type schemaGen struct {
-	defs map[string]any
-	used map[string]bool // enum keys used
+	nullLists bool
+	defs      map[string]any
+	used      map[string]bool // enum keys used
 }
 
 func defName(t reflect.Type) string { return path.Base(t.PkgPath()) + "_" + t.Name() }
@@ -116,8 +124,14 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 		}
 		return map[string]any{"$ref": "#/$defs/" + n}
 	case reflect.Slice, reflect.Array:
+		if g.nullLists && t.Kind() == reflect.Slice {
+			return map[string]any{"type": []any{"array", "null"}, "items": g.of(t.Elem())}
+		}
 		return map[string]any{"type": "array", "items": g.of(t.Elem())}
 	case reflect.Map:
+		if g.nullLists {
+			return map[string]any{"type": []any{"object", "null"}, "additionalProperties": g.of(t.Elem())}
+		}
 		return map[string]any{"type": "object", "additionalProperties": g.of(t.Elem())}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return map[string]any{"type": "integer"}
@@ -168,7 +182,7 @@ func generateSchemas(t *testing.T) map[string][]byte {
 	out := map[string][]byte{}
 	used := map[string]bool{}
 	for _, sf := range schemaFiles {
-		g := &schemaGen{defs: map[string]any{}, used: used}
+		g := &schemaGen{nullLists: sf.nullLists, defs: map[string]any{}, used: used}
 		root := map[string]any{
 			"$schema":     "https://json-schema.org/draft/2020-12/schema",
 			"$id":         "https://github.com/umtrace/umtrace/docs/schema/" + sf.file,

@@ -25,6 +25,10 @@ import (
 //	Sanitizer            sanitizer                   text md html json   sanitizer.schema.json
 //	Redact               redact --report             text json           redact-report.schema.json
 //
+// (synth's truth files and reproduce's steps.json are written by their
+// packages with encoding/json; their schemas are synth-truth.schema.json and
+// reproducer-steps.schema.json.)
+//
 // Text, markdown and HTML are rendered into a buffer first, so w receives
 // nothing on error; the analyze JSON documents are streamed.
 func Write(w io.Writer, v any, format string) error {

@@ -243,3 +243,38 @@ func TestAnalyzeDocumentsShareTheCore(t *testing.T) {
 		}
 	}
 }
+
+// TestSynthTruthMatchesSchema: synth's truth files (one trace, a one-file
+// job, rank files) match synth-truth.schema.json.
+func TestSynthTruthMatchesSchema(t *testing.T) {
+	s := compileSchemas(t)["synth-truth.schema.json"]
+	dir := t.TempDir()
+	one := filepath.Join(dir, "one.sqlite")
+	if code, _, errs := runSynth(t, one, "--steps", "30", "--kernels-per-step", "2", "--episodes", "1", "--episode-steps", "3", "--decoys", "1", "--decoy-steps", "2", "-q"); code != exitOK {
+		t.Fatalf("synth: exit %d: %s", code, errs)
+	}
+	job := []string{"--ranks", "2", "--storm-rank", "1", "--steps", "30", "--episodes", "1", "--episode-steps", "4", "--decoys", "0", "-q"}
+	if code, _, errs := runSynth(t, append([]string{filepath.Join(dir, "job.sqlite"), "--one-file"}, job...)...); code != exitOK {
+		t.Fatalf("synth --one-file: exit %d: %s", code, errs)
+	}
+	if code, _, errs := runSynth(t, append([]string{filepath.Join(dir, "ranks")}, job...)...); code != exitOK {
+		t.Fatalf("synth --ranks: exit %d: %s", code, errs)
+	}
+	var truths []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".truth.json") {
+			truths = append(truths, p)
+		}
+		return nil
+	})
+	if len(truths) < 3 {
+		t.Fatalf("truth files %v", truths)
+	}
+	for _, p := range truths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		validateJSON(t, s, filepath.Base(p), data)
+	}
+}
