@@ -2,7 +2,7 @@ package analyze
 
 // SchemaVersion is the version of the JSON result format (docs/json.md).
 // Bump it on any incompatible change.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Verdicts.
 const (
@@ -11,9 +11,11 @@ const (
 	VerdictInsufficient = "insufficient_data"
 )
 
-// Result is the outcome of analyzing one trace. Its JSON form is umtrace's
-// machine-readable report; field order is fixed and maps are avoided so the
-// output is byte-identical for the same input.
+// Result is the outcome of analyzing one trace. Its JSON form,
+// report.TraceDocument (these fields plus the core every analyze document
+// has, docs/json.md), is umtrace's machine-readable report; field order is
+// fixed and maps are avoided so the output is byte-identical for the same
+// input.
 type Result struct {
 	SchemaVersion int              `json:"schema_version"`
 	Trace         TraceMeta        `json:"trace"`

@@ -132,40 +132,88 @@ func story(d *Doc, r *analyze.Result) {
 	if r.Verdict != analyze.VerdictStorm || len(r.Episodes) == 0 {
 		return
 	}
-	pids, devs := map[int64]bool{}, map[int64]bool{}
-	inStorm := map[int]bool{}
-	for _, e := range r.Episodes {
-		pids[e.Pid] = true
-		if e.Device >= 0 {
-			devs[e.Device] = true
+	us := []unit{{res: r, rank: -1}}
+	ms := mitigationsOf(us)
+	storyBlocks(d, storyOf(us, ms), ms, false, false)
+}
+
+// storyBlocks adds the "Where:" and "First change:" lines of s; withFiles
+// and withRanks name the files and ranks too (separate traces, jobs).
+func storyBlocks(d *Doc, s Story, ms []DocMitigation, withFiles, withRanks bool) {
+	toSet := func(xs []int64) map[int64]bool {
+		m := map[int64]bool{}
+		for _, x := range xs {
+			m[x] = true
 		}
+		return m
 	}
-	var stormDur, calmDur []int64
-	for _, s := range r.Steps.Rows {
-		if s.Warmup {
-			continue
-		}
-		if s.Episode > 0 {
-			inStorm[s.Index] = true
-			stormDur = append(stormDur, s.DurationNs)
+	var parts []string
+	if withFiles {
+		if len(s.Files) == 1 {
+			parts = append(parts, "file "+s.Files[0])
 		} else {
-			calmDur = append(calmDur, s.DurationNs)
+			parts = append(parts, "files "+strings.Join(s.Files, ", "))
 		}
 	}
-	where := fmt.Sprintf("Where: %s, %s", setList("process", "processes", pids), setList("GPU", "GPUs", devs))
-	if steady := r.Steps.Count - r.Steps.WarmupSteps; steady > 0 {
-		where += fmt.Sprintf("; %d of %d steady-state steps lie in a storm episode", len(inStorm), steady)
-		if len(stormDur) > 0 && len(calmDur) > 0 {
-			where += fmt.Sprintf(" (step time P50 %s ms there, %s ms in the others)", msI(median(stormDur)), msI(median(calmDur)))
-		} else if len(stormDur) > 0 {
-			where += fmt.Sprintf(" (step time P50 %s ms)", msI(median(stormDur)))
+	if withRanks {
+		rs := make([]int64, len(s.Ranks))
+		for i, r := range s.Ranks {
+			rs[i] = int64(r)
+		}
+		parts = append(parts, setList("rank", "ranks", toSet(rs)))
+	}
+	where := "Where: " + strings.Join(append(parts, setList("process", "processes", toSet(s.Pids)), setList("GPU", "GPUs", toSet(s.Devices))), ", ")
+	if s.SteadySteps > 0 {
+		where += fmt.Sprintf("; %d of %d steady-state steps lie in a storm episode", s.StormSteps, s.SteadySteps)
+		if s.StormStepP50Ns > 0 && s.CalmStepP50Ns > 0 {
+			where += fmt.Sprintf(" (step time P50 %s ms there, %s ms in the others)", msI(s.StormStepP50Ns), msI(s.CalmStepP50Ns))
+		} else if s.StormStepP50Ns > 0 {
+			where += fmt.Sprintf(" (step time P50 %s ms)", msI(s.StormStepP50Ns))
 		}
 	}
 	d.p(T(where + "."))
-	if len(r.Mitigations) > 0 {
-		m := r.Mitigations[0]
-		d.p(B("First change: "+m.Title+"."), T(" Evidence: "+m.Evidence+". Try: "+m.Action+"."))
+	if len(ms) > 0 {
+		m := ms[0]
+		first := B("First change: " + m.Title + ".")
+		if withFiles || withRanks {
+			first = B("First change (" + appliesTo(m, withFiles, withRanks) + "): " + m.Title + ".")
+		}
+		d.p(first, T(" Evidence: "+m.Evidence+". Try: "+m.Action+"."))
 	}
+}
+
+// appliesTo names the files or ranks that advised m.
+func appliesTo(m DocMitigation, withFiles, withRanks bool) string {
+	if withRanks && len(m.Ranks) > 0 {
+		rs := make([]string, len(m.Ranks))
+		for i, r := range m.Ranks {
+			rs[i] = fmt.Sprint(r)
+		}
+		if len(rs) == 1 {
+			return "rank " + rs[0]
+		}
+		return "ranks " + strings.Join(rs, ", ")
+	}
+	return strings.Join(m.Files, ", ")
+}
+
+// mitigationSection lists ms, each with where it applies; empty ms says
+// why there is nothing to change.
+func mitigationSection(d *Doc, ms []DocMitigation, verdict string, withFiles, withRanks bool) {
+	d.h(2, T("Mitigations"))
+	if len(ms) == 0 {
+		if verdict == analyze.VerdictStorm {
+			d.p(T("None that the evidence supports; the per-trace sections show what the storm stalled on."))
+		} else {
+			d.p(T("None needed: no analysis found a storm that a change would address."))
+		}
+		return
+	}
+	var items []Inline
+	for _, m := range ms {
+		items = append(items, Cat(B(m.Title+"."), T(" For "+appliesTo(m, withFiles, withRanks)+". Evidence: "+m.Evidence+". Try: "+m.Action+".")))
+	}
+	d.add(List{items})
 }
 
 // setList names the members of set: "process 42", "processes 1, 2".

@@ -67,11 +67,14 @@ func WriteSummaryJSON(w io.Writer, title string, rows []SummaryRow) error {
 	if rows == nil {
 		rows = []SummaryRow{}
 	}
-	return EncodeJSON(w, struct {
-		SchemaVersion int          `json:"schema_version"`
-		Title         string       `json:"title"`
-		Rows          []SummaryRow `json:"rows"`
-	}{JSONSchemaVersion, title, rows})
+	return EncodeJSON(w, SummaryDocument{JSONSchemaVersion, title, rows})
+}
+
+// SummaryDocument is batch's summary.json (docs/schema/batch-summary.schema.json).
+type SummaryDocument struct {
+	SchemaVersion int          `json:"schema_version"`
+	Title         string       `json:"title"`
+	Rows          []SummaryRow `json:"rows"`
 }
 
 // maxSeverityRows is the most traces the severity chart lists.

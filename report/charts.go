@@ -210,6 +210,7 @@ func jobTimelineChart(j *multirank.Result) (Chart, bool) {
 	}
 	c := drawTimeline(timeline{ID: "job-timeline", Title: fmt.Sprintf("Timeline of %d ranks", len(lanes)), T0: t0, SpanNs: t1 - t0, Lanes: lanes, Axis: "seconds from the first rank's start (aligned clock)"})
 	c.Caption = fmt.Sprintf("Timeline: one lane per rank (%d), each rank's bins on the aligned clock (%s); its storm episodes shaded.", len(lanes), j.Clock.Method)
+	c.Alt = Pre{laneSparks(lanes)} // markdown and text: the job's time axis as sparklines
 	return c, true
 }
 

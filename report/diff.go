@@ -14,12 +14,15 @@ import (
 // summary and sanitizer JSON documents (docs/json.md).
 const JSONSchemaVersion = 1
 
+// DiffDocument is diff's JSON document (docs/schema/diff.schema.json).
+type DiffDocument struct {
+	SchemaVersion int `json:"schema_version"`
+	compare.Diff
+}
+
 // WriteDiffJSON writes the comparison as JSON (sorted keys, versioned).
 func WriteDiffJSON(w io.Writer, d *compare.Diff) error {
-	return EncodeJSON(w, struct {
-		SchemaVersion int `json:"schema_version"`
-		compare.Diff
-	}{JSONSchemaVersion, *d})
+	return EncodeJSON(w, DiffDocument{JSONSchemaVersion, *d})
 }
 
 // diffValue formats a metric value in its unit.
@@ -119,6 +122,7 @@ func DiffDoc(d *compare.Diff, before, after *analyze.Result) *Doc {
 		doc.add(c)
 	}
 	doc.add(Table{Head: []string{"metric", "before", "after", "change", "significance", "verdict"}, Align: []Align{Left, Right, Right, Right, Left, Left}, Rows: rows})
+	doc.p(T("Significance: " + d.Method + ". Lower is better for every metric."))
 	if before != nil && after != nil {
 		sum := func(r *analyze.Result) histSeries {
 			m := map[int]int64{}
@@ -154,7 +158,6 @@ func DiffDoc(d *compare.Diff, before, after *analyze.Result) *Doc {
 			doc.add(histOverlay("diff-steps", "Step time, share of steps per log bucket", []histSeries{b, a}))
 		}
 	}
-	doc.p(T("Significance: " + d.Method + ". Lower is better for every metric."))
 	return doc
 }
 

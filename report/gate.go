@@ -209,6 +209,20 @@ type gateThresholdsJSON struct {
 // an object of numbers (1 had printed strings only).
 const GateJSONSchemaVersion = 2
 
+// GateDocument is gate's JSON document (docs/schema/gate.schema.json).
+type GateDocument struct {
+	SchemaVersion int                `json:"schema_version"`
+	Status        string             `json:"status"`
+	Failed        int                `json:"failed"`
+	Unknown       int                `json:"unknown"`
+	AllowUnknown  bool               `json:"allow_unknown"`
+	Checks        []gateCheckJSON    `json:"checks"`
+	Errors        []gateErrorJSON    `json:"errors"`
+	Thresholds    gateThresholdsJSON `json:"thresholds"`
+	ThresholdText string             `json:"thresholds_text"`
+	Baseline      string             `json:"baseline"`
+}
+
 // WriteGateJSON writes the gate's outcome as JSON (sorted keys,
 // versioned): per check the numbers (value, limit, unit, status) and
 // their printed forms; thresholds as numbers, null when off.
@@ -233,18 +247,7 @@ func WriteGateJSON(w io.Writer, o *gate.Outcome, th gate.Thresholds, baseline st
 		}
 		return &v
 	}
-	return EncodeJSON(w, struct {
-		SchemaVersion int                `json:"schema_version"`
-		Status        string             `json:"status"`
-		Failed        int                `json:"failed"`
-		Unknown       int                `json:"unknown"`
-		AllowUnknown  bool               `json:"allow_unknown"`
-		Checks        []gateCheckJSON    `json:"checks"`
-		Errors        []gateErrorJSON    `json:"errors"`
-		Thresholds    gateThresholdsJSON `json:"thresholds"`
-		ThresholdText string             `json:"thresholds_text"`
-		Baseline      string             `json:"baseline"`
-	}{GateJSONSchemaVersion, GateStatus(o), o.Failed(), o.Unknown(), o.AllowUnknown, checks, errs,
+	return EncodeJSON(w, GateDocument{GateJSONSchemaVersion, GateStatus(o), o.Failed(), o.Unknown(), o.AllowUnknown, checks, errs,
 		gateThresholdsJSON{num(th.MaxFaultRate), num(th.MaxFaultNsPerPage), num(th.MaxStormShare), num(th.MaxSyncP99Ns), num(th.MaxRegression)},
 		FormatThresholds(th), baseline})
 }

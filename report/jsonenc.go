@@ -198,7 +198,36 @@ func fields(t reflect.Type) []field {
 	}
 	walk(t, nil)
 	slices.SortStableFunc(out, func(a, b field) int { return strings.Compare(a.name, b.name) })
+	out = shadow(out)
 	fieldCache.Store(t, out)
+	return out
+}
+
+// shadow applies encoding/json's rule to fields of one name (fs sorted
+// by name, stably): the shallowest wins, and a tie at that depth leaves
+// none of them (every field here is tagged). A document type embeds a
+// result and declares the fields it replaces (report/document.go).
+func shadow(fs []field) []field {
+	out := fs[:0]
+	for i := 0; i < len(fs); {
+		j := i
+		for j < len(fs) && fs[j].name == fs[i].name {
+			j++
+		}
+		best, n := i, 0
+		for k := i; k < j; k++ {
+			switch d := len(fs[k].index); {
+			case d < len(fs[best].index):
+				best, n = k, 1
+			case d == len(fs[best].index):
+				n++
+			}
+		}
+		if n == 1 {
+			out = append(out, fs[best])
+		}
+		i = j
+	}
 	return out
 }
 
@@ -287,11 +316,7 @@ func (e *encoder) value(v reflect.Value, depth int) {
 		e.newline(depth)
 		e.raw("}")
 	case reflect.Map:
-		if v.IsNil() {
-			e.raw("null")
-			return
-		}
-		if v.Len() == 0 {
+		if v.Len() == 0 { // nil too: an object is never null
 			e.raw("{}")
 			return
 		}
@@ -310,10 +335,8 @@ func (e *encoder) value(v reflect.Value, depth int) {
 		e.newline(depth)
 		e.raw("}")
 	case reflect.Slice, reflect.Array:
-		if v.Kind() == reflect.Slice && v.IsNil() {
-			e.raw("null")
-			return
-		}
+		// A list is never null (a nil slice is written []), so
+		// consumers and the schemas (docs/schema) need no null case.
 		if v.Len() == 0 {
 			e.raw("[]")
 			return

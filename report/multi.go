@@ -127,7 +127,7 @@ func GenerateJob(w io.Writer, j *multirank.Result, format string) error {
 	case "text", "", "md", "markdown", "html":
 		return Render(w, JobDoc(j, format == "text" || format == ""), format)
 	case "json":
-		return EncodeJSON(w, j)
+		return EncodeJSON(w, NewJobDocument(j))
 	}
 	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
 }
@@ -151,6 +151,10 @@ func JobDoc(j *multirank.Result, brief bool) *Doc {
 		v.Class = "storm"
 	}
 	d.add(v)
+	doc := NewJobDocument(j)
+	if j.Verdict == analyze.VerdictStorm {
+		storyBlocks(d, doc.Story, doc.Mitigations, len(j.Files) > 1, true)
+	}
 	d.h(2, T("Ranks"))
 	var rows [][]Inline
 	for _, r := range j.Ranks {
@@ -162,7 +166,9 @@ func JobDoc(j *multirank.Result, brief bool) *Doc {
 			T(fmt.Sprintf("%d / %d", r.GPUFaults, r.CPUFaults)), T(ms(r.StepP50Ns)), T(msI(r.HostBlockedNs)), T(fmt.Sprintf("%s (%s)", msI(r.CollectiveNs), pct(r.CollectiveShare))),
 			T(msI(r.WaitOnOthersNs)), T(msI(r.CausedWaitNs)), T(r.RankSource)})
 	}
-	d.add(table([]string{"rank", "file", "pid", "GPU", "verdict", "storm ms", "GPU / CPU faults", "step P50 ms", "host blocked ms", "in collectives ms", "waited for storms ms", "caused wait ms", "rank from"}, rows))
+	rt := table([]string{"rank", "file", "pid", "GPU", "verdict", "storm ms", "GPU / CPU faults", "step P50 ms", "host blocked ms", "in collectives ms", "waited for storms ms", "caused wait ms", "rank from"}, rows)
+	rt.Align[1], rt.Align[4], rt.Align[12] = Left, Left, Left // file, verdict, rank from
+	d.add(rt)
 	if ch, ok := jobTimelineChart(j); ok {
 		d.h(2, T("Time axis"))
 		d.add(ch)
@@ -227,6 +233,7 @@ func JobDoc(j *multirank.Result, brief bool) *Doc {
 			d.p(T(fmt.Sprintf("… %d more steps.", len(j.Steps)-n)))
 		}
 	}
+	mitigationSection(d, doc.Mitigations, j.Verdict, len(j.Files) > 1, true)
 	d.h(2, T("Per-rank episodes"))
 	rows = nil
 	for i, res := range j.Results {

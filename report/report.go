@@ -25,7 +25,7 @@ func Generate(w io.Writer, res *analyze.Result, format string) error {
 		return Render(w, AnalyzeDoc(res), format)
 	case "json":
 		// Streamed straight to w: JSON for a long trace is large.
-		return EncodeJSON(w, res)
+		return EncodeJSON(w, NewTraceDocument(res))
 	}
 	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
 }

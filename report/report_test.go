@@ -212,3 +212,20 @@ func TestEncodeSortedLongLists(t *testing.T) {
 		t.Error("a NaN in the second half of a long list: no error")
 	}
 }
+
+// TestEmptyTableSaysNone: a table without rows is written as one line in
+// every format, never a header with nothing under it.
+func TestEmptyTableSaysNone(t *testing.T) {
+	d := &Doc{Title: "t"}
+	d.h(2, T("Section"))
+	d.add(Table{Head: []string{"a", "b"}})
+	for _, f := range []string{"text", "md", "html"} {
+		var b bytes.Buffer
+		if err := Render(&b, d, f); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "None.") || strings.Contains(b.String(), "| a |") || strings.Contains(b.String(), "<table>") {
+			t.Errorf("%s:\n%s", f, b.String())
+		}
+	}
+}

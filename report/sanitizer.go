@@ -212,8 +212,11 @@ func WriteSanitizerJSON(w io.Writer, sums []SanitizerLogSummary) error {
 	if sums == nil {
 		sums = []SanitizerLogSummary{}
 	}
-	return EncodeJSON(w, struct {
-		SchemaVersion int                   `json:"schema_version"`
-		Logs          []SanitizerLogSummary `json:"logs"`
-	}{JSONSchemaVersion, sums})
+	return EncodeJSON(w, SanitizerDocument{JSONSchemaVersion, sums})
+}
+
+// SanitizerDocument is sanitizer's JSON document (docs/schema/sanitizer.schema.json).
+type SanitizerDocument struct {
+	SchemaVersion int                   `json:"schema_version"`
+	Logs          []SanitizerLogSummary `json:"logs"`
 }

@@ -71,3 +71,31 @@ func sparkTimeline(r *analyze.Result) string {
 	fmt.Fprintf(b, "%s%-13s 0 s%s%s\n", indent, "", strings.Repeat(" ", max(n-3-len(end), 1)), end)
 	return b.String()
 }
+
+// laneSparks draws each lane's host-blocked time and storm bins as
+// sparklines (a job's time axis as text): each lane's own bins, scaled to
+// its largest bin.
+func laneSparks(lanes []Lane) string {
+	b := &bytes.Buffer{}
+	w := 13
+	for _, l := range lanes {
+		w = max(w, len([]rune(l.Name))+8)
+	}
+	fmt.Fprintf(b, "time axis per rank: each rank's own bins over its recording, host-blocked time scaled to its largest bin [shown at right]; █ marks storm bins\n")
+	for _, l := range lanes {
+		vals := make([]float64, len(l.Bins))
+		var storm strings.Builder
+		for i, x := range l.Bins {
+			vals[i] = float64(x.BlockedNs)
+			if x.Storm {
+				storm.WriteRune('█')
+			} else {
+				storm.WriteRune('·')
+			}
+		}
+		s, mx := spark(vals)
+		fmt.Fprintf(b, "%-*s %s [%s]\n", w, l.Name+" blocked", s, analyze.FormatNs(mx))
+		fmt.Fprintf(b, "%-*s %s\n", w, l.Name+" storm", storm.String())
+	}
+	return b.String()
+}

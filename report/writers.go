@@ -6,9 +6,18 @@ import (
 	"unicode/utf8"
 )
 
+// emptyTable stands for a table with no rows in every format.
+const emptyTable = "None."
+
 // renderMarkdown writes d as GitHub-flavoured markdown.
+// A section whose body is only charts without a text form (Alt) has no
+// markdown form: its heading is left out with it, so no heading stands
+// empty.
 func renderMarkdown(b *bytes.Buffer, d *Doc) {
-	for _, bl := range d.Blocks {
+	for i, bl := range d.Blocks {
+		if isHeading(bl) && sectionTextless(d.Blocks[i+1:]) {
+			continue
+		}
 		mdBlock(b, bl)
 	}
 }
@@ -25,6 +34,10 @@ func mdBlock(b *bytes.Buffer, bl Block) {
 		}
 		b.WriteString("\n")
 	case Table:
+		if len(x.Rows) == 0 {
+			b.WriteString(emptyTable + "\n\n") // a header with no rows would say nothing
+			return
+		}
 		head := x.Head
 		if head == nil {
 			head = make([]string, tableCols(x))
@@ -142,6 +155,10 @@ func htmlBlock(b *bytes.Buffer, bl Block) {
 		}
 		b.WriteString("</ul>\n")
 	case Table:
+		if len(x.Rows) == 0 {
+			b.WriteString("<p>" + emptyTable + "</p>\n")
+			return
+		}
 		b.WriteString("<table>\n")
 		if x.Head != nil {
 			b.WriteString("<tr>")
@@ -268,6 +285,10 @@ func textBlock(b *bytes.Buffer, bl Block) {
 			b.WriteString("  - " + EscapeText(it.String()) + "\n")
 		}
 	case Table:
+		if len(x.Rows) == 0 {
+			b.WriteString("  " + emptyTable + "\n")
+			return
+		}
 		rows := [][]string{}
 		if x.Head != nil {
 			rows = append(rows, x.Head)

@@ -19,7 +19,8 @@ import (
 	"github.com/umtrace/umtrace/ingest"
 )
 
-// Result is the analysis of a job.
+// Result is the analysis of a job. Its JSON form is report.JobDocument
+// (docs/json.md: the same core as every analyze document, job fields beside).
 type Result struct {
 	SchemaVersion int               `json:"schema_version"`
 	Kind          string            `json:"kind"` // "job"

@@ -92,7 +92,7 @@ func cmdAnalyze(stdout, stderr io.Writer, args []string) error {
 		// the same read.
 		return writeJob(stdout, []*analyze.File{t.File}, out, format, *failOnStorm)
 	}
-	gen := func(w io.Writer) error { return report.Generate(w, res, format) }
+	gen := func(w io.Writer) error { return report.Write(w, res, format) }
 	if format == "text" {
 		// The closing hint repeats the path as given, so it runs.
 		gen = func(w io.Writer) error { return report.Render(w, report.TerminalDocFor(res, path), "text") }

@@ -75,7 +75,7 @@ func writeSeparate(stdout io.Writer, files []*analyze.File, why string, out *out
 		results[i] = f.Whole
 	}
 	s := report.NewSeparate(why, results)
-	if err := out.stream(stdout, func(w io.Writer) error { return report.GenerateSeparate(w, s, format) }); err != nil {
+	if err := out.stream(stdout, func(w io.Writer) error { return report.Write(w, s, format) }); err != nil {
 		return err
 	}
 	if failOnStorm && s.Verdict == analyze.VerdictStorm {
@@ -97,7 +97,7 @@ func writeJob(stdout io.Writer, files []*analyze.File, out *output, format strin
 	if err != nil {
 		return badInput(err)
 	}
-	if err := out.stream(stdout, func(w io.Writer) error { return report.GenerateJob(w, jr, format) }); err != nil {
+	if err := out.stream(stdout, func(w io.Writer) error { return report.Write(w, jr, format) }); err != nil {
 		return err
 	}
 	if failOnStorm && jr.Verdict == analyze.VerdictStorm {

@@ -46,7 +46,7 @@ func isTerminal(w io.Writer) bool {
 // reportsFor returns batch's per-trace reports: markdown and JSON.
 func reportsFor() []batch.Report {
 	mk := func(ext, format string) batch.Report {
-		return batch.Report{Ext: ext, Write: func(w io.Writer, res *analyze.Result) error { return report.Generate(w, res, format) }}
+		return batch.Report{Ext: ext, Write: func(w io.Writer, res *analyze.Result) error { return report.Write(w, res, format) }}
 	}
 	return []batch.Report{mk(".md", "md"), mk(".json", "json")}
 }
@@ -182,20 +182,20 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 		title += " (shard " + sh.String() + ")"
 	}
 	var md, html, js, csvBuf, pq bytes.Buffer
-	doc := report.BatchDoc(title, rows)
-	if err := report.Render(&md, doc, "md"); err != nil {
+	summary := report.Summary{Title: title, Rows: rows}
+	if err := report.Write(&md, summary, "md"); err != nil {
 		return internal(err)
 	}
-	if err := report.Render(&html, doc, "html"); err != nil {
+	if err := report.Write(&html, summary, "html"); err != nil {
 		return internal(err)
 	}
-	if err := report.WriteSummaryJSON(&js, title, rows); err != nil {
+	if err := report.Write(&js, summary, "json"); err != nil {
 		return internal(err)
 	}
-	if err := report.WriteSummaryCSV(&csvBuf, rows); err != nil {
+	if err := report.Write(&csvBuf, summary, "csv"); err != nil {
 		return internal(err)
 	}
-	if err := report.WriteSummaryParquet(&pq, rows); err != nil {
+	if err := report.Write(&pq, summary, "parquet"); err != nil {
 		return internal(fmt.Errorf("encode summary parquet: %w", err))
 	}
 	for ext, b := range map[string][]byte{".md": md.Bytes(), ".html": html.Bytes(), ".json": js.Bytes(), ".csv": csvBuf.Bytes(), ".parquet": pq.Bytes()} {
@@ -210,7 +210,7 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 	summaryOut := map[string][]byte{"md": md.Bytes(), "html": html.Bytes(), "json": js.Bytes(), "csv": csvBuf.Bytes()}[format]
 	if format == "text" {
 		var txt bytes.Buffer
-		if err := report.Render(&txt, doc, "text"); err != nil {
+		if err := report.Write(&txt, summary, "text"); err != nil {
 			return internal(err)
 		}
 		summaryOut = txt.Bytes()

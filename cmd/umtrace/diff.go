@@ -65,12 +65,7 @@ func cmdDiff(stdout, stderr io.Writer, args []string) error {
 	}
 	d := compare.Compare(before, after)
 	var buf bytes.Buffer
-	if format == "json" {
-		err = report.WriteDiffJSON(&buf, d)
-	} else {
-		err = report.Render(&buf, report.DiffDoc(d, before.Result, after.Result), format)
-	}
-	if err != nil {
+	if err = report.Write(&buf, report.Diff{Diff: d, Before: before.Result, After: after.Result}, format); err != nil {
 		return internal(err)
 	}
 	return out.write(stdout, buf.Bytes())

@@ -109,12 +109,8 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 	if hasBase {
 		baseID = report.BaseID(*baseline)
 	}
-	if format == "json" {
-		err = report.WriteGateJSON(&md, &o, th, baseID)
-	} else {
-		err = report.Render(&md, report.GateDoc(&o, th, baseID), format)
-	}
-	if err != nil {
+	rep := report.Gate{Outcome: &o, Thresholds: th, Baseline: baseID}
+	if err = report.Write(&md, rep, format); err != nil {
 		return internal(err)
 	}
 	if err := out.write(stdout, md.Bytes()); err != nil {
@@ -122,7 +118,7 @@ func cmdGate(stdout, stderr io.Writer, args []string) error {
 	}
 	if *junit != "" {
 		var x bytes.Buffer
-		if err := report.WriteGateJUnit(&x, &o); err != nil {
+		if err := report.Write(&x, rep, "junit"); err != nil {
 			return internal(err)
 		}
 		if err := outfile.Write(*junit, stdout, x.Bytes()); err != nil {

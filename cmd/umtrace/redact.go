@@ -2,18 +2,17 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/umtrace/umtrace/ingest/nsys"
 	"github.com/umtrace/umtrace/internal/outfile"
 	"github.com/umtrace/umtrace/redact"
+	"github.com/umtrace/umtrace/report"
 )
 
 // checkExport opens p as an nsys export (schema, metadata and string table
@@ -115,31 +114,16 @@ func cmdRedact(stdout, stderr io.Writer, args []string) error {
 // the values replaced are never written.
 func writeRedactReport(stderr io.Writer, dst, out string, st *redact.Stats) error {
 	var b bytes.Buffer
+	rep := report.Redact{Output: out, EnvRowsDeleted: st.EnvRowsDeleted, EnvEntriesDropped: st.EnvEntriesDropped, ValuesMasked: st.ValuesMasked}
+	for _, r := range st.Replaced {
+		rep.Replaced = append(rep.Replaced, report.RedactReplacement{Table: r.Table, Column: r.Column, Rule: r.Rule, Count: r.Count})
+	}
+	format := "text"
 	if strings.HasSuffix(dst, ".json") {
-		rep := struct {
-			Output            string               `json:"output"`
-			EnvRowsDeleted    int                  `json:"env_rows_deleted"`
-			EnvEntriesDropped int                  `json:"env_entries_dropped"`
-			ValuesMasked      int                  `json:"values_masked"`
-			Replaced          []redact.Replacement `json:"replaced"`
-		}{filepath.Base(out), st.EnvRowsDeleted, st.EnvEntriesDropped, st.ValuesMasked, st.Replaced}
-		if rep.Replaced == nil {
-			rep.Replaced = []redact.Replacement{}
-		}
-		enc := json.NewEncoder(&b)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return internal(err)
-		}
-	} else {
-		fmt.Fprintf(&b, "redact report for %s: %d replacements in %d places (counts only, never the values)\n",
-			out, total(st.Replaced), len(st.Replaced))
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "TABLE\tCOLUMN\tRULE\tCOUNT")
-		for _, r := range st.Replaced {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", r.Table, r.Column, r.Rule, r.Count)
-		}
-		tw.Flush()
+		format, rep.Output = "json", filepath.Base(out)
+	}
+	if err := report.Write(&b, rep, format); err != nil {
+		return internal(err)
 	}
 	if dst == "-" {
 		_, err := stderr.Write(b.Bytes())

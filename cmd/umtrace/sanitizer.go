@@ -51,12 +51,7 @@ func cmdSanitizer(stdout, stderr io.Writer, args []string) error {
 		sums = append(sums, report.SummarizeSanitizerLog(l))
 	}
 	var buf bytes.Buffer
-	if format == "json" {
-		err = report.WriteSanitizerJSON(&buf, sums)
-	} else {
-		err = report.Render(&buf, report.SanitizerDoc(sums), format)
-	}
-	if err != nil {
+	if err = report.Write(&buf, report.Sanitizer{Logs: sums}, format); err != nil {
 		return internal(err)
 	}
 	return out.write(stdout, buf.Bytes())

@@ -30,9 +30,10 @@ type Report struct {
 	Write func(w io.Writer, res *analyze.Result) error
 }
 
-// JSONReport writes the analysis as JSON (report.EncodeJSON: sorted keys).
+// JSONReport writes the analysis as analyze's JSON document (kind
+// "trace", docs/json.md).
 var JSONReport = Report{Ext: ".json", Write: func(w io.Writer, res *analyze.Result) error {
-	return report.EncodeJSON(w, res)
+	return report.Generate(w, res, "json")
 }}
 
 // Options configure Run.
