@@ -103,11 +103,15 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 	outDir := outDirFlag(fs, "umtrace-batch", "output `DIR`: traces/<id>.{md,json} per trace, summary.{md,html,json,csv,parquet}")
 	jobs := fs.IntP("jobs", "j", job.DefaultJobs(), "traces analyzed at once (memory grows with it)")
 	shardFlag := fs.String("shard", "", "analyze only part I of N of the sorted inputs (index % N == I-1), e.g. for a Slurm array")
+	merge := fs.Bool("merge", false, "join the outputs of a finished sharded batch: the arguments are the shards' --out-dir DIRs; writes the summary an unsharded batch writes")
 	force := fs.Bool("force", false, "re-analyze traces even when a previous run's results match their content hash and umtrace version")
 	quiet := fs.BoolP("quiet", "q", false, "no progress on stderr")
 	af := addAnalysisFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *merge {
+		return cmdBatchMerge(stdout, stderr, fs, out, outDir, *quiet) // batch_merge.go
 	}
 	if fs.NArg() == 0 {
 		return usageErr("want at least one directory, glob or trace (usage: umtrace batch DIR|GLOB|TRACE...)")
@@ -195,6 +199,11 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 	}
 	for ext, b := range map[string][]byte{".md": md.Bytes(), ".html": html.Bytes(), ".json": js.Bytes(), ".csv": csvBuf.Bytes(), ".parquet": pq.Bytes()} {
 		if err := job.WriteFileAtomic(base+ext, b); err != nil {
+			return internal(err)
+		}
+	}
+	if !sh.All() {
+		if err := writeShardManifest(base, in, opts, af.opener().Salvage); err != nil { // batch_merge.go
 			return internal(err)
 		}
 	}
