@@ -47,6 +47,7 @@ func freePort(t *testing.T) int {
 // localhost) in a temporary directory, for TestSlurmArray.
 type slurmCluster struct {
 	dir  string
+	bins map[string]string // command name: path
 	env  []string // SLURM_CONF for the client commands
 	logs []string // daemon logs, shown when the test fails
 }
@@ -57,8 +58,20 @@ type slurmCluster struct {
 func startSlurm(t *testing.T) *slurmCluster {
 	t.Helper()
 	var missing []string
-	for _, b := range []string{"munged", "slurmctld", "slurmd", "sbatch", "sinfo", "scancel"} {
-		if _, err := exec.LookPath(b); err != nil {
+	bins := map[string]string{}
+	for _, b := range []string{"munged", "slurmctld", "slurmd", "sbatch", "sinfo", "scancel", "squeue"} {
+		if p, err := exec.LookPath(b); err == nil {
+			bins[b] = p
+			continue
+		}
+		// The daemons are in /usr/sbin, which a user's PATH may lack.
+		for _, dir := range []string{"/usr/sbin", "/sbin", "/usr/local/sbin"} {
+			if st, err := os.Stat(filepath.Join(dir, b)); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+				bins[b] = filepath.Join(dir, b)
+				break
+			}
+		}
+		if bins[b] == "" {
 			missing = append(missing, b)
 		}
 	}
@@ -75,7 +88,7 @@ func startSlurm(t *testing.T) *slurmCluster {
 		}
 		t.Skip(why + "; UMTRACE_REQUIRE_SLURM=1 makes this a failure")
 	}
-	c := &slurmCluster{dir: t.TempDir()}
+	c := &slurmCluster{dir: t.TempDir(), bins: bins}
 	d := c.dir
 	for _, sub := range []string{"munge", "state", "spool", "log"} {
 		if err := os.Mkdir(filepath.Join(d, sub), 0o700); err != nil {
@@ -89,7 +102,7 @@ func startSlurm(t *testing.T) *slurmCluster {
 	}
 	// The node as slurmd sees it (CPUs, sockets, memory): a node
 	// configured with more than it has is drained.
-	hw, err := exec.Command("slurmd", "-C").Output()
+	hw, err := exec.Command(bins["slurmd"], "-C").Output()
 	if err != nil {
 		t.Fatalf("slurmd -C: %v", err)
 	}
@@ -142,7 +155,7 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd := exec.Command(bins[argv[0]], argv[1:]...)
 		cmd.Env = c.env
 		cmd.Stdout, cmd.Stderr = out, out
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -184,7 +197,7 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 
 // run runs a Slurm client command with the cluster's config.
 func (c *slurmCluster) run(ctx context.Context, name string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := exec.CommandContext(ctx, c.bins[name], args...)
 	cmd.Env = c.env
 	out, err := cmd.CombinedOutput()
 	return string(out), err
@@ -232,7 +245,7 @@ func TestSlurmArray(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	sb := exec.CommandContext(ctx, "sbatch", "--wait", "--array=1-4", "--chdir="+work,
+	sb := exec.CommandContext(ctx, c.bins["sbatch"], "--wait", "--array=1-4", "--chdir="+work,
 		"--output="+filepath.Join(work, "slurm-%A_%a.out"), script)
 	sb.Env = append(c.env, "ARCHIVE="+archive, "OUT="+out, "UMTRACE="+umtrace)
 	sbOut, err := sb.CombinedOutput()
