@@ -21,13 +21,16 @@ func init() {
 		usage:   "DIR|GLOB|TRACE... [flags]",
 		about: "Directories are searched for *.sqlite, *.nsys-rep and *.qdrep (a report beside a " +
 			".sqlite of the same name is skipped). Writes OUT-DIR/traces/<id>.{md,json} and " +
-			"OUT-DIR/summary.{md,csv,parquet}, and the summary to stdout (or -o). Traces whose " +
+			"OUT-DIR/summary.{md,html,json,csv,parquet}, and the summary to stdout (or -o). Traces whose " +
 			"content, umtrace version and options match a previous run are not analyzed again. " +
-			"Exit 3 when any input failed (listed in the summary).",
+			"Exit 3 when any input failed (listed in the summary). --merge DIR... joins the output " +
+			"directories of a finished --shard run into the summary one unsharded run writes (exit 3 " +
+			"when a shard is missing, duplicated or of another run).",
 		examples: []string{
 			"umtrace batch /data/nsys-traces --out-dir triage --jobs 4",
 			"umtrace batch 'runs/*.nsys-rep' --out-dir triage -o triage.csv",
-			"umtrace batch /data/nsys-traces --out-dir triage --shard $SLURM_ARRAY_TASK_ID/8",
+			"umtrace batch /data/traces --out-dir t/shard-$SLURM_ARRAY_TASK_ID --shard $SLURM_ARRAY_TASK_ID/8",
+			"umtrace batch --merge t/shard-* --out-dir t/merged",
 		},
 		run: cmdBatch,
 	})

@@ -99,7 +99,7 @@ func sameTree(t *testing.T, want, got map[string][]byte, skip func(string) bool)
 func TestBatchMergeEqualsSingleRun(t *testing.T) {
 	work := t.TempDir()
 	mergeInputs(t, filepath.Join(work, "in"))
-	t.Chdir(work) // relative arguments, as in a Slurm array
+	t.Chdir(work)                             // relative arguments, as in a Slurm array
 	args := []string{"in", "nomatch*.sqlite"} // a glob that matches nothing: a row from shard 1 only
 	code, singleOut, stderr := archRun(append([]string{"batch", "--out-dir", "single", "-q", "-j", "2", "-f", "csv"}, args...)...)
 	if code != exitBadInput {

@@ -126,3 +126,51 @@ func TestKubernetesIndexedJob(t *testing.T) {
 	}
 	sameTree(t, treeFiles(t, filepath.Join(work, "single")), treeFiles(t, filepath.Join(out, "merged")), nil)
 }
+
+// TestArchivesDocShowsTestedScripts: docs/archives.md shows the tested
+// job script and Job command: every line of the sbatch file but its
+// comments (the #SBATCH lines kept), and the manifest's command, appear
+// there in order.
+func TestArchivesDocShowsTestedScripts(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(testshared.Root(), "docs", "archives.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sbatch, err := os.ReadFile(filepath.Join(testshared.Root(), "scripts", "slurm", "umtrace-batch.sbatch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest, err := os.ReadFile(filepath.Join(testshared.Root(), "scripts", "k8s", "umtrace-batch-job.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inOrder := func(what string, lines []string) {
+		rest := string(doc)
+		for _, l := range lines {
+			l = strings.TrimSpace(l)
+			if l == "" {
+				continue
+			}
+			k := strings.Index(rest, l)
+			if k < 0 {
+				t.Errorf("docs/archives.md lacks %s's line %q (in this order)", what, l)
+				return
+			}
+			rest = rest[k+len(l):]
+		}
+	}
+	var sb []string
+	for _, l := range strings.Split(string(sbatch), "\n") {
+		if !strings.HasPrefix(l, "#") || strings.HasPrefix(l, "#!") || strings.HasPrefix(l, "#SBATCH") {
+			sb = append(sb, l)
+		}
+	}
+	inOrder("scripts/slurm/umtrace-batch.sbatch", sb)
+	var cmd []string
+	for _, l := range strings.Split(parseIndexedJob(t, string(manifest)).script, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "#") {
+			cmd = append(cmd, l)
+		}
+	}
+	inOrder("scripts/k8s/umtrace-batch-job.yaml's command", cmd)
+}

@@ -48,8 +48,8 @@ func freePort(t *testing.T) int {
 type slurmCluster struct {
 	dir  string
 	bins map[string]string // command name: path
-	env  []string // SLURM_CONF for the client commands
-	logs []string // daemon logs, shown when the test fails
+	env  []string          // SLURM_CONF for the client commands
+	logs []string          // daemon logs, shown when the test fails
 }
 
 // startSlurm starts munged, slurmctld and slurmd as root with a config
