@@ -316,7 +316,7 @@ func checkShards(shards []*shardOut) error {
 			if s.manifest == nil {
 				with, without = first, s
 			}
-			return fmt.Errorf("shard %s (%s) has a manifest and shard %s (%s) has none: not shards of one run", with.shard, with.dir, without.shard, without.dir)
+			return fmt.Errorf("shard %s (%s) has no %s.manifest.json, shard %s (%s) has one: a shard cut short, or of another umtrace (rerun it)", without.shard, without.dir, filepath.Base(without.base), with.shard, with.dir)
 		}
 		m, f := s.manifest, first.manifest
 		if m == nil {

@@ -107,7 +107,7 @@ func TestBatchMergeEqualsSingleRun(t *testing.T) {
 	}
 	single := treeFiles(t, "single")
 	failedLine := stderr[strings.Index(stderr, ": ")+2 : strings.Index(stderr, " (listed")] // "3 of 8 inputs failed"
-	for _, n := range []int{2, 3, 4} {
+	for _, n := range []int{2, 3, 4, 9} {                                                   // 9: more shards than inputs, some empty
 		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {
 			var dirs []string
 			for i := 1; i <= n; i++ {
@@ -173,6 +173,8 @@ func TestBatchMergeShardProblems(t *testing.T) {
 	shard("s2again", "2/3", in)
 	shard("half", "1/2", in)
 	shard("otherinputs", "3/3", other)
+	shard("nomanifest", "3/3", in)
+	os.Remove("nomanifest/summary-shard-3-of-3.manifest.json")
 	os.MkdirAll("empty", 0o755)
 	os.WriteFile("notadir", nil, 0o644)
 
@@ -188,6 +190,7 @@ func TestBatchMergeShardProblems(t *testing.T) {
 		{"missing and duplicated", []string{"s1", "s1/../s1", "s2", "s2again"}, exitBadInput, []string{"shards missing: 3/3", "shards found twice: 2/3"}},
 		{"other N", []string{"s1", "s2", "s3", "half"}, exitBadInput, []string{"N differs", "of 2: half/summary-shard-1-of-2.parquet"}},
 		{"other inputs", []string{"s1", "s2", "otherinputs"}, exitBadInput, []string{"shard 3/3 (otherinputs) saw other inputs"}},
+		{"no manifest", []string{"s1", "s2", "nomanifest"}, exitBadInput, []string{"shard 3/3 (nomanifest) has no summary-shard-3-of-3.manifest.json, shard 1/3 (s1) has one"}},
 		{"no summaries", []string{"s1", "s2", "s3", "empty"}, exitBadInput, []string{"empty: no shard summaries"}},
 		{"not a directory", []string{"notadir"}, exitBadInput, []string{"notadir: "}},
 		{"no arguments", nil, exitUsage, []string{"--merge wants the shards' output directories"}},

@@ -158,7 +158,8 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 		cmd := exec.Command(bins[argv[0]], argv[1:]...)
 		cmd.Env = c.env
 		cmd.Stdout, cmd.Stderr = out, out
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		// Pdeathsig: a test binary killed by go test's -timeout leaves no daemon behind.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("%s: %v", argv[0], err)
 		}
