@@ -107,7 +107,8 @@ func TestBatchMergeEqualsSingleRun(t *testing.T) {
 	}
 	single := treeFiles(t, "single")
 	failedLine := stderr[strings.Index(stderr, ": ")+2 : strings.Index(stderr, " (listed")] // "3 of 8 inputs failed"
-	for _, n := range []int{2, 3, 4, 9} {                                                   // 9: more shards than inputs, some empty
+	// 9: more shards than inputs, some of them empty.
+	for _, n := range []int{2, 3, 4, 9} {
 		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {
 			var dirs []string
 			for i := 1; i <= n; i++ {
