@@ -228,7 +228,8 @@ func (c *slurmCluster) dumpLogs(t *testing.T) {
 // TestSlurmArray runs scripts/slurm/umtrace-batch.sbatch as a 4-task job
 // array (sbatch --array=1-4 --wait) on a one-node Slurm started for the
 // test, merges the shards with batch --merge and compares every file with
-// a single-machine batch over the same traces. Without Slurm it skips,
+// a single-machine batch over the same traces, and the tasks' shared
+// export dataset with a single export. Without Slurm it skips,
 // unless UMTRACE_REQUIRE_SLURM=1 (CI).
 func TestSlurmArray(t *testing.T) {
 	began := time.Now()
@@ -248,7 +249,8 @@ func TestSlurmArray(t *testing.T) {
 	defer cancel()
 	sb := exec.CommandContext(ctx, c.bins["sbatch"], "--wait", "--array=1-4", "--chdir="+work,
 		"--output="+filepath.Join(work, "slurm-%A_%a.out"), script)
-	sb.Env = append(c.env, "ARCHIVE="+archive, "OUT="+out, "UMTRACE="+umtrace)
+	dataset := filepath.Join(work, "dataset")
+	sb.Env = append(c.env, "ARCHIVE="+archive, "OUT="+out, "DATASET="+dataset, "UMTRACE="+umtrace)
 	sbOut, err := sb.CombinedOutput()
 	logs, _ := filepath.Glob(filepath.Join(work, "slurm-*.out"))
 	t.Cleanup(func() {
@@ -288,5 +290,15 @@ func TestSlurmArray(t *testing.T) {
 		t.Errorf("merge: exit %d, stdout:\n%s\nsingle batch: exit %d, stdout:\n%s\nmerge's stderr: %s", mcode, mout, scode, sout, merr)
 	}
 	sameTree(t, treeFiles(t, filepath.Join(work, "single")), treeFiles(t, filepath.Join(out, "merged")), nil)
+
+	// The tasks' exports share one dataset: it equals one unsharded export.
+	if code, _, stderr := umtraceRun("export", archive, "--out-dir", filepath.Join(work, "dataset-single"), "-q"); code != exitBadInput {
+		t.Fatalf("single export: exit %d, want %d (two bad files); stderr:\n%s", code, exitBadInput, stderr)
+	}
+	want := treeFiles(t, filepath.Join(work, "dataset-single"))
+	if len(want) == 0 {
+		t.Fatal("the single export wrote nothing")
+	}
+	sameTree(t, want, treeFiles(t, dataset), nil)
 	t.Logf("TestSlurmArray took %v", time.Since(began).Round(time.Millisecond))
 }
