@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -205,7 +206,11 @@ func findShards(dirs []string) ([]*shardOut, error) {
 		seenDir[d] = true
 		ents, err := os.ReadDir(d)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v (want a shard's --out-dir)", d, errors.Unwrap(err))
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, fmt.Errorf("%s: %v (want a shard's --out-dir)", d, err)
 		}
 		found := 0
 		for _, e := range ents {
