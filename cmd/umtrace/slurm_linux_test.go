@@ -114,6 +114,8 @@ func startSlurm(t *testing.T) *slurmCluster {
 		}
 	}
 	sock := filepath.Join(d, "munge", "munge.socket")
+	// Only what differs from Slurm's defaults (accounting, MPI, switch:
+	// none), so the plugins named exist in every release since 22.05.
 	conf := fmt.Sprintf(`ClusterName=umtrace-test
 SlurmctldHost=localhost
 SlurmctldPort=%d
@@ -121,7 +123,6 @@ SlurmdPort=%d
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
-CredType=cred/munge
 AuthInfo=socket=%s
 StateSaveLocation=%s/state
 SlurmdSpoolDir=%s/spool
@@ -133,10 +134,6 @@ ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-MpiDefault=none
-SwitchType=switch/none
 MailProg=/bin/true
 ReturnToService=2
 NodeName=localhost NodeAddr=127.0.0.1 %s State=UNKNOWN
