@@ -21,13 +21,16 @@ func init() {
 		usage:   "DIR|GLOB|TRACE... [flags]",
 		about: "Directories are searched for *.sqlite, *.nsys-rep and *.qdrep (a report beside a " +
 			".sqlite of the same name is skipped). Writes OUT-DIR/traces/<id>.{md,json} and " +
-			"OUT-DIR/summary.{md,csv,parquet}, and the summary to stdout (or -o). Traces whose " +
+			"OUT-DIR/summary.{md,html,json,csv,parquet}, and the summary to stdout (or -o). Traces whose " +
 			"content, umtrace version and options match a previous run are not analyzed again. " +
-			"Exit 3 when any input failed (listed in the summary).",
+			"Exit 3 when any input failed (listed in the summary). --merge DIR... joins the output " +
+			"directories of a finished --shard run into the summary one unsharded run writes (exit 3 " +
+			"when a shard is missing, duplicated or of another run).",
 		examples: []string{
 			"umtrace batch /data/nsys-traces --out-dir triage --jobs 4",
 			"umtrace batch 'runs/*.nsys-rep' --out-dir triage -o triage.csv",
-			"umtrace batch /data/nsys-traces --out-dir triage --shard $SLURM_ARRAY_TASK_ID/8",
+			"umtrace batch /data/traces --out-dir t/shard-$SLURM_ARRAY_TASK_ID --shard $SLURM_ARRAY_TASK_ID/8",
+			"umtrace batch --merge t/shard-* --out-dir t/merged",
 		},
 		run: cmdBatch,
 	})
@@ -130,11 +133,15 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 	outDir := outDirFlag(fs, "umtrace-batch", "output `DIR`: traces/<id>.{md,json} per trace, summary.{md,html,json,csv,parquet}")
 	jobs := fs.IntP("jobs", "j", batch.DefaultJobs(), "traces analyzed at once (memory grows with it)")
 	shardFlag := fs.String("shard", "", "analyze only part I of N of the sorted inputs (index % N == I-1), e.g. for a Slurm array")
+	merge := fs.Bool("merge", false, "join the outputs of a finished sharded batch: the arguments are the shards' --out-dir DIRs; writes the summary an unsharded batch writes")
 	force := fs.Bool("force", false, "re-analyze traces even when a previous run's results match their content hash and umtrace version")
 	quiet := fs.BoolP("quiet", "q", false, "no progress on stderr")
 	af := addAnalysisFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *merge {
+		return cmdBatchMerge(stdout, stderr, fs, out, outDir, *quiet) // batch_merge.go
 	}
 	if fs.NArg() == 0 {
 		return usageErr("want at least one directory, glob or trace (usage: umtrace batch DIR|GLOB|TRACE...)")
@@ -200,6 +207,11 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 	}
 	for ext, b := range map[string][]byte{".md": md.Bytes(), ".html": html.Bytes(), ".json": js.Bytes(), ".csv": csvBuf.Bytes(), ".parquet": pq.Bytes()} {
 		if err := batch.WriteFileAtomic(base+ext, b); err != nil {
+			return internal(err)
+		}
+	}
+	if !sh.All() {
+		if err := writeShardManifest(base, in, opts, af.opener().Salvage); err != nil { // batch_merge.go
 			return internal(err)
 		}
 	}
