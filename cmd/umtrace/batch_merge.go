@@ -24,7 +24,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/umtrace/umtrace/analyze"
-	"github.com/umtrace/umtrace/cmd/umtrace/internal/job"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/batch"
 	"github.com/umtrace/umtrace/report"
 )
 
@@ -75,7 +75,7 @@ func writeShardManifest(base string, in inputs, opts analyze.Options, salvage bo
 	if err := report.EncodeJSON(&buf, m); err != nil {
 		return err
 	}
-	return job.WriteFileAtomic(base+".manifest.json", buf.Bytes())
+	return batch.WriteFileAtomic(base+".manifest.json", buf.Bytes())
 }
 
 // shardSummaryRE matches a shard's summary file name.
@@ -85,7 +85,7 @@ var shardSummaryRE = regexp.MustCompile(`^summary-shard-([0-9]+)-of-([0-9]+)\.pa
 type shardOut struct {
 	dir      string // its output directory
 	base     string // dir/summary-shard-I-of-N
-	shard    job.Shard
+	shard    batch.Shard
 	manifest *shardManifest // nil: none (a umtrace before manifests)
 	rows     []report.SummaryRow
 }
@@ -127,7 +127,7 @@ func cmdBatchMerge(stdout, stderr io.Writer, fs *pflag.FlagSet, out *output, out
 	if err := checkShards(shards); err != nil {
 		return badInput(err)
 	}
-	if err := os.MkdirAll(filepath.Join(dir, job.TracesDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, batch.TracesDir), 0o755); err != nil {
 		return internal(fmt.Errorf("create output directory: %w", err))
 	}
 	copied := 0
@@ -141,7 +141,7 @@ func cmdBatchMerge(stdout, stderr io.Writer, fs *pflag.FlagSet, out *output, out
 	report.SortSummaryRows(rows)
 
 	// The summary as an unsharded batch writes it (batch.go).
-	base := filepath.Join(dir, summaryBase(job.Shard{}))
+	base := filepath.Join(dir, summaryBase(batch.Shard{}))
 	title := "umtrace batch summary"
 	var md, html, js, csvBuf, pq bytes.Buffer
 	doc := report.BatchDoc(title, rows)
@@ -161,7 +161,7 @@ func cmdBatchMerge(stdout, stderr io.Writer, fs *pflag.FlagSet, out *output, out
 		return internal(fmt.Errorf("encode summary parquet: %w", err))
 	}
 	for ext, b := range map[string][]byte{".md": md.Bytes(), ".html": html.Bytes(), ".json": js.Bytes(), ".csv": csvBuf.Bytes(), ".parquet": pq.Bytes()} {
-		if err := job.WriteFileAtomic(base+ext, b); err != nil {
+		if err := batch.WriteFileAtomic(base+ext, b); err != nil {
 			return internal(err)
 		}
 	}
@@ -224,7 +224,7 @@ func findShards(dirs []string) ([]*shardOut, error) {
 				return nil, fmt.Errorf("%s: not a shard summary name (want summary-shard-I-of-N with 1 ≤ I ≤ N)", filepath.Join(d, e.Name()))
 			}
 			found++
-			shards = append(shards, &shardOut{dir: d, base: filepath.Join(d, strings.TrimSuffix(e.Name(), ".parquet")), shard: job.Shard{Index: i, Count: n}})
+			shards = append(shards, &shardOut{dir: d, base: filepath.Join(d, strings.TrimSuffix(e.Name(), ".parquet")), shard: batch.Shard{Index: i, Count: n}})
 		}
 		if found == 0 {
 			return nil, fmt.Errorf("%s: no shard summaries (summary-shard-I-of-N.parquet, written by batch --shard I/N)", d)
@@ -354,7 +354,7 @@ func checkShards(shards []*shardOut) error {
 // (OUT/traces/<id>.cache.json and the reports it lists) into dir/traces,
 // unless s wrote into dir itself. It returns how many files it copied.
 func copyTraceReports(s *shardOut, dir string) (int, error) {
-	src, dst := filepath.Join(s.dir, job.TracesDir), filepath.Join(dir, job.TracesDir)
+	src, dst := filepath.Join(s.dir, batch.TracesDir), filepath.Join(dir, batch.TracesDir)
 	if a, err := os.Stat(src); err == nil {
 		if b, err := os.Stat(dst); err == nil && os.SameFile(a, b) {
 			return 0, nil
@@ -384,13 +384,13 @@ func copyTraceReports(s *shardOut, dir string) (int, error) {
 			if err != nil {
 				return n, badInput(fmt.Errorf("shard %s: %v: its per-trace files are incomplete (rerun the shard)", s.shard, err))
 			}
-			if err := job.WriteFileAtomic(filepath.Join(dst, name), b); err != nil {
+			if err := batch.WriteFileAtomic(filepath.Join(dst, name), b); err != nil {
 				return n, internal(err)
 			}
 			n++
 		}
 		// The cache record last, so a copy cut short is re-analyzed, not trusted.
-		if err := job.WriteFileAtomic(filepath.Join(dst, rec), data); err != nil {
+		if err := batch.WriteFileAtomic(filepath.Join(dst, rec), data); err != nil {
 			return n, internal(err)
 		}
 		n++
