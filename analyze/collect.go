@@ -391,15 +391,30 @@ func newCollector() *collector {
 	return c
 }
 
-// cudaPids lists the processes with CUDA API calls (threads) or kernels,
-// sorted.
+// cudaPids lists the processes with GPU work (kernels, copies) or a
+// host-blocking CUDA call, sorted.
 func (c *collector) cudaPids() []int64 {
 	set := map[int64]bool{}
-	for k := range c.threads {
-		set[k.pid] = true
-	}
 	for k := range c.kernels {
 		set[k.pid] = true
+	}
+	for k := range c.copies {
+		set[k.pid] = true
+	}
+	// A process with CUDA API calls but no GPU work is one only if some
+	// call blocked the host (an allocation, a free, a sync): torchrun's
+	// launcher imports torch and makes a driver query
+	// (cuModuleGetLoadingMode) and nothing else; it is no rank.
+	apiOnly := map[int64]bool{}
+	for k := range c.threads {
+		if !set[k.pid] {
+			apiOnly[k.pid] = true
+		}
+	}
+	for i := range c.calls {
+		if apiOnly[c.calls[i].pid] {
+			set[c.calls[i].pid] = true
+		}
 	}
 	out := make([]int64, 0, len(set))
 	for p := range set {

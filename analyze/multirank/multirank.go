@@ -460,6 +460,10 @@ func (jr *Result) alignClocks(ranks []*rankIn) {
 	}
 	c.MatchedRanks = len(ranks)
 	c.Note = fmt.Sprintf("each file's clock is shifted so that its %d collectives end, in median, when rank %d's do; the spread of the end differences left (P10–P90, %s) bounds the alignment error", n, ref.rank, analyze.FormatNs(float64(c.SpreadNs)))
+	if len(files) == 0 {
+		// Every rank in the reference rank's file: one clock, nothing to shift.
+		c.Note = fmt.Sprintf("every rank is in one file, on one clock: nothing is shifted; the spread of the %d collectives' end differences (P10–P90, %s) is how far apart the ranks leave them", n, analyze.FormatNs(float64(c.SpreadNs)))
+	}
 	if len(c.Refused) > 0 {
 		var fs []string
 		for _, x := range c.Refused {
