@@ -321,33 +321,7 @@ func (a *analysis) inferSteps() ([]nvtxRange, []periodCand) {
 		}
 	}
 	// NCCL kernels by process, from the merged GPU work.
-	nccl := map[int64][]int64{}
-	isNCCL := map[int32]bool{}
-	names := c.kernelNames
-	for k, ws := range a.work {
-		for _, w := range ws {
-			d := int64(w.dur)
-			if w.dur == maxDur {
-				d = a.wdur(k, w)
-			}
-			grow(k.pid, w.end-d, w.end)
-			if w.name < 0 || int(w.name) >= names.Len() {
-				continue
-			}
-			yes, seen := isNCCL[w.name]
-			if !seen {
-				if src := names.ByIDs(); src != nil {
-					yes = src.NCCL(names.SID(w.name))
-				} else {
-					yes = IsNCCLKernel(names.Name(w.name))
-				}
-				isNCCL[w.name] = yes
-			}
-			if yes {
-				nccl[k.pid] = append(nccl[k.pid], w.end-d)
-			}
-		}
-	}
+	nccl := ncclKernelStarts(a, grow)
 	// NCCL's NVTX ranges (PyTorch's "nccl:all_reduce", NCCL's own
 	// "ncclAllReduce") by process: where the kernels are not traced.
 	ncclRanges := map[int64][]int64{}
@@ -421,6 +395,42 @@ func (a *analysis) inferSteps() ([]nvtxRange, []periodCand) {
 	}
 	slices.SortFunc(steps, func(x, y nvtxRange) int { return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.end, y.end)) })
 	return steps, chosen
+}
+
+// ncclKernelStarts returns the start times of NCCL kernels by process,
+// from the merged GPU work, and grows each process's busy window (grow)
+// by all its GPU work.
+func ncclKernelStarts(a *analysis, grow func(pid, lo, hi int64)) map[int64][]int64 {
+	c := a.c
+	nccl := map[int64][]int64{}
+
+	isNCCL := map[int32]bool{}
+	names := c.kernelNames
+	for k, ws := range a.work {
+		for _, w := range ws {
+			d := int64(w.dur)
+			if w.dur == maxDur {
+				d = a.wdur(k, w)
+			}
+			grow(k.pid, w.end-d, w.end)
+			if w.name < 0 || int(w.name) >= names.Len() {
+				continue
+			}
+			yes, seen := isNCCL[w.name]
+			if !seen {
+				if src := names.ByIDs(); src != nil {
+					yes = src.NCCL(names.SID(w.name))
+				} else {
+					yes = IsNCCLKernel(names.Name(w.name))
+				}
+				isNCCL[w.name] = yes
+			}
+			if yes {
+				nccl[k.pid] = append(nccl[k.pid], w.end-d)
+			}
+		}
+	}
+	return nccl
 }
 
 // stepProc returns pid's index in rangePids, adding it (on a copy: a

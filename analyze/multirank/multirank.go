@@ -407,41 +407,7 @@ func (jr *Result) alignClocks(ranks []*rankIn) {
 		slices.Sort(d)
 		corr[f] = -d[len(d)/2]
 	}
-	// A correction stands only where the collectives support it: enough
-	// of them, and once shifted, nearly every pair sharing a moment. Two
-	// recordings that are not one job's (or collectives matched wrongly)
-	// give a median difference all the same: a "correction" of seconds
-	// that no collective bears out.
-	for _, f := range files {
-		if corr[f] == 0 {
-			continue
-		}
-		matched, overlapping := 0, 0
-		for _, r := range ranks[1:] {
-			if r.file != f {
-				continue
-			}
-			s := r.offset + corr[f]
-			for k := 0; k < n; k++ {
-				matched++
-				if r.col[k].StartNs+s <= ref.col[k].EndNs+ref.offset && ref.col[k].StartNs+ref.offset <= r.col[k].EndNs+s {
-					overlapping++
-				}
-			}
-		}
-		var why string
-		switch {
-		case n < minClockEvidence:
-			why = fmt.Sprintf("%d matched collectives are too few to support a clock correction (it takes %d)", n, minClockEvidence)
-		case float64(overlapping) < minOverlapShare*float64(matched):
-			why = fmt.Sprintf("after it only %d of %d matched collectives would overlap in time with rank %d's (a collective holds every rank until the last arrives; it takes %.0f%%): they are not the same collectives on one clock", overlapping, matched, ref.rank, 100*minOverlapShare)
-		default:
-			continue
-		}
-		c.Refused = append(c.Refused, RefusedCorrection{File: f, CorrectionNs: corr[f], Matched: matched, Overlapping: overlapping, Reason: why})
-		jr.Warnings = append(jr.Warnings, fmt.Sprintf("clock correction of %s for %s refused: %s; its clock stays as its session start puts it", analyze.FormatNs(float64(abs64(corr[f]))), f, why))
-		delete(corr, f)
-	}
+	jr.refuseUnsupported(ranks, ref, files, corr, n)
 	for _, r := range ranks {
 		r.corr = corr[r.file]
 	}
@@ -473,6 +439,47 @@ func (jr *Result) alignClocks(ranks []*rankIn) {
 		if len(c.Refused) < len(files) {
 			c.Note = fmt.Sprintf("each other file's clock is shifted so that its %d collectives end, in median, when rank %d's do (spread P10–P90 %s); %s", n, ref.rank, analyze.FormatNs(float64(c.SpreadNs)), c.Note)
 		}
+	}
+}
+
+// refuseUnsupported takes out of corr (by file) each clock correction
+// the n matched collectives do not support, and says so in jr's clock and
+// warnings. A correction stands only where the collectives support it:
+// enough of them, and once shifted, nearly every pair sharing a moment.
+// Two recordings that are not one job's (or collectives matched wrongly)
+// give a median difference all the same: a "correction" of seconds that
+// no collective bears out.
+func (jr *Result) refuseUnsupported(ranks []*rankIn, ref *rankIn, files []string, corr map[string]int64, n int) {
+	c := &jr.Clock
+	for _, f := range files {
+		if corr[f] == 0 {
+			continue
+		}
+		matched, overlapping := 0, 0
+		for _, r := range ranks[1:] {
+			if r.file != f {
+				continue
+			}
+			s := r.offset + corr[f]
+			for k := 0; k < n; k++ {
+				matched++
+				if r.col[k].StartNs+s <= ref.col[k].EndNs+ref.offset && ref.col[k].StartNs+ref.offset <= r.col[k].EndNs+s {
+					overlapping++
+				}
+			}
+		}
+		var why string
+		switch {
+		case n < minClockEvidence:
+			why = fmt.Sprintf("%d matched collectives are too few to support a clock correction (it takes %d)", n, minClockEvidence)
+		case float64(overlapping) < minOverlapShare*float64(matched):
+			why = fmt.Sprintf("after it only %d of %d matched collectives would overlap in time with rank %d's (a collective holds every rank until the last arrives; it takes %.0f%%): they are not the same collectives on one clock", overlapping, matched, ref.rank, 100*minOverlapShare)
+		default:
+			continue
+		}
+		c.Refused = append(c.Refused, RefusedCorrection{File: f, CorrectionNs: corr[f], Matched: matched, Overlapping: overlapping, Reason: why})
+		jr.Warnings = append(jr.Warnings, fmt.Sprintf("clock correction of %s for %s refused: %s; its clock stays as its session start puts it", analyze.FormatNs(float64(abs64(corr[f]))), f, why))
+		delete(corr, f)
 	}
 }
 
