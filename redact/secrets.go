@@ -232,12 +232,9 @@ func replaceGroups(re *regexp.Regexp, s string, groups []int) (string, int) {
 // replaceAssignments masks the VALUE of NAME=VALUE and NAME: VALUE (and
 // "NAME": "VALUE") where NAME looks like a credential.
 func replaceAssignments(s string, strict bool) (string, int) {
-	ms := assignKey.FindAllStringSubmatchIndex(s, -1)
-	var b strings.Builder
-	last, n := 0, 0
-	for _, m := range ms {
+	return maskSpans(s, assignKey.FindAllStringSubmatchIndex(s, -1), func(m []int, last int) (int, int, bool) {
 		if m[0] < last || !secretName(s[m[2]:m[3]], strict) {
-			continue
+			return 0, 0, false
 		}
 		sep := s[m[4]]
 		i := m[1]
@@ -248,51 +245,51 @@ func replaceAssignments(s string, strict bool) (string, int) {
 			i++
 		}
 		if sep == ':' && i < len(s) && s[i] == ':' {
-			continue // C++ scope, not a key
+			return 0, 0, false // C++ scope, not a key
 		}
-		j := i
-		for j < len(s) && !valueEnd(s[j]) {
-			j++
-		}
+		j := valueAt(s, i)
 		v := s[i:j]
-		if v == "" || v == SecretMask || strings.HasPrefix(v, SecretMask) || (strict && number.MatchString(v)) {
-			continue
-		}
-		b.WriteString(s[last:i])
-		b.WriteString(SecretMask)
-		last = j
-		n++
-	}
-	if n == 0 {
-		return s, 0
-	}
-	b.WriteString(s[last:])
-	return b.String(), n
+		return i, j, !(v == "" || v == SecretMask || strings.HasPrefix(v, SecretMask) || (strict && number.MatchString(v)))
+	})
 }
 
 // replaceFlags masks the argument after --NAME where NAME looks like a
 // credential (--password hunter2, --api-key X).
 func replaceFlags(s string, strict bool) (string, int) {
-	ms := flagName.FindAllStringSubmatchIndex(s, -1)
-	var b strings.Builder
-	last, n := 0, 0
-	for _, m := range ms {
+	return maskSpans(s, flagName.FindAllStringSubmatchIndex(s, -1), func(m []int, last int) (int, int, bool) {
 		if m[2] < last || !secretName(s[m[2]:m[3]], strict) {
-			continue
+			return 0, 0, false
 		}
 		i := m[1]
 		if i < len(s) && (s[i] == '"' || s[i] == '\'') {
 			i++
 		}
 		if i >= len(s) || s[i] == '-' {
-			continue
+			return 0, 0, false
 		}
-		j := i
-		for j < len(s) && !valueEnd(s[j]) {
-			j++
-		}
+		j := valueAt(s, i)
 		v := s[i:j]
-		if v == "" || v == SecretMask || (strict && number.MatchString(v)) {
+		return i, j, !(v == "" || v == SecretMask || (strict && number.MatchString(v)))
+	})
+}
+
+// valueAt is the end of the value starting at s[i].
+func valueAt(s string, i int) int {
+	for i < len(s) && !valueEnd(s[i]) {
+		i++
+	}
+	return i
+}
+
+// maskSpans replaces, for each match m of ms (in order), the span s[i:j]
+// that span gives (when ok, and given where the last replacement ended)
+// by SecretMask; it returns the result and the number replaced.
+func maskSpans(s string, ms [][]int, span func(m []int, last int) (i, j int, ok bool)) (string, int) {
+	var b strings.Builder
+	last, n := 0, 0
+	for _, m := range ms {
+		i, j, ok := span(m, last)
+		if !ok {
 			continue
 		}
 		b.WriteString(s[last:i])
