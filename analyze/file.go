@@ -138,6 +138,7 @@ func analyzeProcesses(c *collector, src ingest.Source, pids []int64, opts Option
 		pid := pids[k]
 		done := phase(opts.Phases, "split")
 		pc := c.process(pid)
+		pc.whole = c // its analysis hands its merged work, calls and union back (analyzeCollected)
 		done()
 		out, err := analyzeCollected(pc, ProcessSource(src, pid), popts)
 		if err != nil {
