@@ -188,27 +188,9 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 	if !sh.All() {
 		title += " (shard " + sh.String() + ")"
 	}
-	var md, html, js, csvBuf, pq bytes.Buffer
-	summary := report.Summary{Title: title, Rows: rows}
-	if err := report.Write(&md, summary, "md"); err != nil {
-		return internal(err)
-	}
-	if err := report.Write(&html, summary, "html"); err != nil {
-		return internal(err)
-	}
-	if err := report.Write(&js, summary, "json"); err != nil {
-		return internal(err)
-	}
-	if err := report.Write(&csvBuf, summary, "csv"); err != nil {
-		return internal(err)
-	}
-	if err := report.Write(&pq, summary, "parquet"); err != nil {
-		return internal(fmt.Errorf("encode summary parquet: %w", err))
-	}
-	for ext, b := range map[string][]byte{".md": md.Bytes(), ".html": html.Bytes(), ".json": js.Bytes(), ".csv": csvBuf.Bytes(), ".parquet": pq.Bytes()} {
-		if err := batch.WriteFileAtomic(base+ext, b); err != nil {
-			return internal(err)
-		}
+	summaryOut, err := writeSummary(base, title, rows, format)
+	if err != nil {
+		return err
 	}
 	if !sh.All() {
 		if err := writeShardManifest(base, in, opts, af.opener().Salvage); err != nil { // batch_merge.go
@@ -219,14 +201,6 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 	if !*quiet {
 		fmt.Fprintf(stderr, "batch: %d analyzed, %d cached, %d failed; summary in %s.{md,html,json,csv,parquet}\n", sum.Analyzed, sum.Cached, nFailed, base)
 	}
-	summaryOut := map[string][]byte{"md": md.Bytes(), "html": html.Bytes(), "json": js.Bytes(), "csv": csvBuf.Bytes()}[format]
-	if format == "text" {
-		var txt bytes.Buffer
-		if err := report.Write(&txt, summary, "text"); err != nil {
-			return internal(err)
-		}
-		summaryOut = txt.Bytes()
-	}
 	if err := out.write(stdout, summaryOut); err != nil {
 		return err
 	}
@@ -234,4 +208,31 @@ func cmdBatch(stdout, stderr io.Writer, args []string) error {
 		return badInput(fmt.Errorf("%d of %d inputs failed (listed in %s.md)", nFailed, len(paths)+len(missing), base))
 	}
 	return nil
+}
+
+// writeSummary writes the batch summary of rows (sorted) to
+// base.{md,html,json,csv,parquet}, each file placed atomically, and
+// returns it in format (md, html, json, csv or text) for standard output.
+// A sharded batch and batch --merge (batch_merge.go) write it alike.
+func writeSummary(base, title string, rows []report.SummaryRow, format string) ([]byte, error) {
+	summary := report.Summary{Title: title, Rows: rows}
+	files := map[string][]byte{}
+	for _, f := range []string{"md", "html", "json", "csv", "parquet"} {
+		var b bytes.Buffer
+		if err := report.Write(&b, summary, f); err != nil {
+			return nil, internal(fmt.Errorf("encode summary %s: %w", f, err))
+		}
+		files[f] = b.Bytes()
+		if err := batch.WriteFileAtomic(base+"."+f, b.Bytes()); err != nil {
+			return nil, internal(err)
+		}
+	}
+	if format != "text" {
+		return files[format], nil
+	}
+	var txt bytes.Buffer
+	if err := report.Write(&txt, summary, "text"); err != nil {
+		return nil, internal(err)
+	}
+	return txt.Bytes(), nil
 }

@@ -143,27 +143,9 @@ func cmdBatchMerge(stdout, stderr io.Writer, fs *pflag.FlagSet, out *output, out
 	// The summary as an unsharded batch writes it (batch.go).
 	base := filepath.Join(dir, summaryBase(batch.Shard{}))
 	title := "umtrace batch summary"
-	var md, html, js, csvBuf, pq bytes.Buffer
-	doc := report.BatchDoc(title, rows)
-	if err := report.Render(&md, doc, "md"); err != nil {
-		return internal(err)
-	}
-	if err := report.Render(&html, doc, "html"); err != nil {
-		return internal(err)
-	}
-	if err := report.WriteSummaryJSON(&js, title, rows); err != nil {
-		return internal(err)
-	}
-	if err := report.WriteSummaryCSV(&csvBuf, rows); err != nil {
-		return internal(err)
-	}
-	if err := report.WriteSummaryParquet(&pq, rows); err != nil {
-		return internal(fmt.Errorf("encode summary parquet: %w", err))
-	}
-	for ext, b := range map[string][]byte{".md": md.Bytes(), ".html": html.Bytes(), ".json": js.Bytes(), ".csv": csvBuf.Bytes(), ".parquet": pq.Bytes()} {
-		if err := batch.WriteFileAtomic(base+ext, b); err != nil {
-			return internal(err)
-		}
+	summaryOut, err := writeSummary(base, title, rows, format)
+	if err != nil {
+		return err
 	}
 	nFailed := 0
 	for _, r := range rows {
@@ -174,14 +156,6 @@ func cmdBatchMerge(stdout, stderr io.Writer, fs *pflag.FlagSet, out *output, out
 	if !quiet {
 		fmt.Fprintf(stderr, "batch: merged %d shards: %d traces (%d failed), %d per-trace files copied; summary in %s.{md,html,json,csv,parquet}\n",
 			len(shards), len(rows), nFailed, copied, base)
-	}
-	summaryOut := map[string][]byte{"md": md.Bytes(), "html": html.Bytes(), "json": js.Bytes(), "csv": csvBuf.Bytes()}[format]
-	if format == "text" {
-		var txt bytes.Buffer
-		if err := report.Render(&txt, doc, "text"); err != nil {
-			return internal(err)
-		}
-		summaryOut = txt.Bytes()
 	}
 	if err := out.write(stdout, summaryOut); err != nil {
 		return err
