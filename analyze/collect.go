@@ -411,9 +411,10 @@ func (c *collector) cudaPids() []int64 {
 			apiOnly[k.pid] = true
 		}
 	}
-	for i := range c.calls {
-		if apiOnly[c.calls[i].pid] {
-			set[c.calls[i].pid] = true
+	for i := 0; i < len(c.calls) && len(apiOnly) > 0; i++ {
+		if p := c.calls[i].pid; apiOnly[p] {
+			set[p] = true
+			delete(apiOnly, p)
 		}
 	}
 	out := make([]int64, 0, len(set))
