@@ -56,11 +56,6 @@ func BatchDoc(title string, rows []SummaryRow) *Doc {
 	return d
 }
 
-// WriteSummaryMarkdown writes the batch summary as markdown.
-func WriteSummaryMarkdown(w io.Writer, title string, rows []SummaryRow) error {
-	return Render(w, BatchDoc(title, rows), "md")
-}
-
 // WriteSummaryJSON writes the batch summary rows as JSON (sorted keys,
 // versioned).
 func WriteSummaryJSON(w io.Writer, title string, rows []SummaryRow) error {

@@ -33,7 +33,7 @@ type Report struct {
 // JSONReport writes the analysis as analyze's JSON document (kind
 // "trace", docs/json.md).
 var JSONReport = Report{Ext: ".json", Write: func(w io.Writer, res *analyze.Result) error {
-	return report.Generate(w, res, "json")
+	return report.Write(w, res, "json")
 }}
 
 // Options configure Run.
