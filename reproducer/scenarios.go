@@ -220,75 +220,78 @@ func (r *runner) managed() (C.CUdeviceptr, func(), error) {
 	return p, func() { C.um_ctx_sync(); C.um_free(p) }, nil
 }
 
-func runManaged(g *gpu, r *runner) error {
+// managedSteps runs a scenario on one managed buffer of the run's size:
+// setup on the fresh buffer (when not nil), one host touch of every page,
+// then step each step. The buffer is freed after the last step.
+func (r *runner) managedSteps(setup func(p C.CUdeviceptr) error, step func(p C.CUdeviceptr, i int) error) error {
 	p, free, err := r.managed()
 	if err != nil {
 		return err
 	}
 	defer free()
+	if setup != nil {
+		if err := setup(p); err != nil {
+			return err
+		}
+	}
 	C.um_cpu_touch(p, C.size_t(r.bytes))
-	return r.steps(func(i int) error {
-		if err := r.touch(r.stream, p, r.floats(), float32(i), touchRepsDefault); err != nil {
-			return err
-		}
-		if err := ck("cuStreamSynchronize", C.um_stream_sync(r.stream)); err != nil {
-			return err
-		}
-		C.um_cpu_touch(p, C.size_t(r.bytes))
-		return nil
-	})
+	return r.steps(func(i int) error { return step(p, i) })
+}
+
+// touchAll launches the touch kernel over the whole buffer at p on the
+// main stream, with step i's value.
+func (r *runner) touchAll(p C.CUdeviceptr, i int) error {
+	return r.touch(r.stream, p, r.floats(), float32(i), touchRepsDefault)
+}
+
+// syncThenCPUTouch waits for stream s, then touches the n bytes at p from
+// the host (on managed memory: CPU faults on the pages the GPU has).
+func syncThenCPUTouch(s C.CUstream, p C.CUdeviceptr, n C.size_t) error {
+	if err := ck("cuStreamSynchronize", C.um_stream_sync(s)); err != nil {
+		return err
+	}
+	C.um_cpu_touch(p, n)
+	return nil
+}
+
+// gpuThenCPU is step i of managed and advise: the kernel touches every
+// page at p, the main stream is synchronized, the CPU touches every page.
+func (r *runner) gpuThenCPU(p C.CUdeviceptr, i int) error {
+	if err := r.touchAll(p, i); err != nil {
+		return err
+	}
+	return syncThenCPUTouch(r.stream, p, C.size_t(r.bytes))
+}
+
+func runManaged(g *gpu, r *runner) error {
+	return r.managedSteps(nil, r.gpuThenCPU)
 }
 
 func runPrefetch(g *gpu, r *runner) error {
-	p, free, err := r.managed()
-	if err != nil {
-		return err
-	}
-	defer free()
-	C.um_cpu_touch(p, C.size_t(r.bytes))
-	dev := C.int(r.opts.Device)
-	return r.steps(func(i int) error {
-		if err := ck("cuMemPrefetchAsync_v2 device", C.um_prefetch(p, C.size_t(r.bytes), memLocDevice, dev, r.stream)); err != nil {
+	n, dev := C.size_t(r.bytes), C.int(r.opts.Device)
+	return r.managedSteps(nil, func(p C.CUdeviceptr, i int) error {
+		if err := ck("cuMemPrefetchAsync_v2 device", C.um_prefetch(p, n, memLocDevice, dev, r.stream)); err != nil {
 			return err
 		}
-		if err := r.touch(r.stream, p, r.floats(), float32(i), touchRepsDefault); err != nil {
+		if err := r.touchAll(p, i); err != nil {
 			return err
 		}
-		if err := ck("cuMemPrefetchAsync_v2 host", C.um_prefetch(p, C.size_t(r.bytes), memLocHost, 0, r.stream)); err != nil {
+		if err := ck("cuMemPrefetchAsync_v2 host", C.um_prefetch(p, n, memLocHost, 0, r.stream)); err != nil {
 			return err
 		}
-		if err := ck("cuStreamSynchronize", C.um_stream_sync(r.stream)); err != nil {
-			return err
-		}
-		C.um_cpu_touch(p, C.size_t(r.bytes))
-		return nil
+		return syncThenCPUTouch(r.stream, p, n)
 	})
 }
 
 func runAdvise(g *gpu, r *runner) error {
-	p, free, err := r.managed()
-	if err != nil {
-		return err
-	}
-	defer free()
 	n := C.size_t(r.bytes)
-	if err := ck("cuMemAdvise_v2 preferred location host", C.um_advise(p, n, adviseSetPreferredLoc, memLocHost, 0)); err != nil {
-		return err
-	}
-	if err := ck("cuMemAdvise_v2 accessed by device", C.um_advise(p, n, adviseSetAccessedBy, memLocDevice, C.int(r.opts.Device))); err != nil {
-		return err
-	}
-	C.um_cpu_touch(p, n)
-	return r.steps(func(i int) error {
-		if err := r.touch(r.stream, p, r.floats(), float32(i), touchRepsDefault); err != nil {
+	advise := func(p C.CUdeviceptr) error {
+		if err := ck("cuMemAdvise_v2 preferred location host", C.um_advise(p, n, adviseSetPreferredLoc, memLocHost, 0)); err != nil {
 			return err
 		}
-		if err := ck("cuStreamSynchronize", C.um_stream_sync(r.stream)); err != nil {
-			return err
-		}
-		C.um_cpu_touch(p, n)
-		return nil
-	})
+		return ck("cuMemAdvise_v2 accessed by device", C.um_advise(p, n, adviseSetAccessedBy, memLocDevice, C.int(r.opts.Device)))
+	}
+	return r.managedSteps(advise, r.gpuThenCPU)
 }
 
 func runExplicit(g *gpu, r *runner) error {
@@ -306,7 +309,7 @@ func runExplicit(g *gpu, r *runner) error {
 		if err := ck("cuMemcpyHtoD", C.um_htod(d, h, C.size_t(r.bytes))); err != nil {
 			return err
 		}
-		if err := r.touch(r.stream, d, r.floats(), float32(i), touchRepsDefault); err != nil {
+		if err := r.touchAll(d, i); err != nil {
 			return err
 		}
 		if err := ck("cuStreamSynchronize", C.um_stream_sync(r.stream)); err != nil {
@@ -331,7 +334,7 @@ func runPool(g *gpu, r *runner) error {
 		if err := ck("cuMemAllocAsync", C.um_alloc_async(&d, C.size_t(r.bytes), r.stream)); err != nil {
 			return err
 		}
-		if err := r.touch(r.stream, d, r.floats(), float32(i), touchRepsDefault); err != nil {
+		if err := r.touchAll(d, i); err != nil {
 			return err
 		}
 		if err := ck("cuMemFreeAsync", C.um_free_async(d, r.stream)); err != nil {
@@ -346,19 +349,13 @@ func runPool(g *gpu, r *runner) error {
 }
 
 func runFreeInLoop(g *gpu, r *runner) error {
-	p, free, err := r.managed()
-	if err != nil {
-		return err
-	}
-	defer free()
-	C.um_cpu_touch(p, C.size_t(r.bytes))
 	scratch := r.bytes / 16
-	return r.steps(func(i int) error {
+	return r.managedSteps(nil, func(p C.CUdeviceptr, i int) error {
 		var d C.CUdeviceptr
 		if err := ck("cuMemAlloc scratch", C.um_alloc(&d, C.size_t(scratch))); err != nil {
 			return err
 		}
-		if err := r.touch(r.stream, p, r.floats(), float32(i), touchRepsDefault); err != nil {
+		if err := r.touchAll(p, i); err != nil {
 			return err
 		}
 		if err := r.touch(r.stream, d, C.ulonglong(scratch/4), float32(i), touchRepsDefault); err != nil {
@@ -400,15 +397,10 @@ func runTwoStreams(g *gpu, r *runner) error {
 		if err := r.touch(s2, b, n, float32(i), touchRepsDefault); err != nil {
 			return err
 		}
-		if err := ck("cuStreamSynchronize", C.um_stream_sync(r.stream)); err != nil {
+		if err := syncThenCPUTouch(r.stream, a, C.size_t(half)); err != nil {
 			return err
 		}
-		C.um_cpu_touch(a, C.size_t(half))
-		if err := ck("cuStreamSynchronize", C.um_stream_sync(s2)); err != nil {
-			return err
-		}
-		C.um_cpu_touch(b, C.size_t(half))
-		return nil
+		return syncThenCPUTouch(s2, b, C.size_t(half))
 	})
 	C.um_ctx_sync()
 	return err
