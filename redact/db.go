@@ -295,6 +295,27 @@ func (r *dbRedactor) kvRows(t, like string) ([]row, error) {
 	return out, rows.Err()
 }
 
+// eachKVRow calls f on every row of every key/value table that has name
+// and value columns, a table at a time in rowid order; a table's rows are
+// all read before f sees the first, so f may change the table.
+func (r *dbRedactor) eachKVRow(f func(t string, x row) error) error {
+	for _, t := range kvTables {
+		if !r.hasCols(t, "name", "value") {
+			continue
+		}
+		rows, err := r.kvRows(t, "%")
+		if err != nil {
+			return err
+		}
+		for _, x := range rows {
+			if err := f(t, x); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // set rewrites one cell, keeping its storage class (a BLOB stays a
 // BLOB), and counts it under rule.
 func (r *dbRedactor) set(t, col string, rowid int64, v, rule string) error {
@@ -394,22 +415,16 @@ func (r *dbRedactor) collectIdentities() (identities, error) {
 			return id, err
 		}
 	}
-	for _, t := range kvTables {
-		if !r.hasCols(t, "name", "value") {
-			continue
-		}
-		rows, err := r.kvRows(t, "%")
-		if err != nil {
-			return id, err
-		}
-		for _, x := range rows {
-			if envRowName.MatchString(x.name) {
-				addBlock(x.val)
-				if m := envVarSuffix.FindStringSubmatch(x.name); m != nil && !strings.Contains(x.val, "=") {
-					id.addEnv(m[1], x.val)
-				}
+	if err := r.eachKVRow(func(_ string, x row) error {
+		if envRowName.MatchString(x.name) {
+			addBlock(x.val)
+			if m := envVarSuffix.FindStringSubmatch(x.name); m != nil && !strings.Contains(x.val, "=") {
+				id.addEnv(m[1], x.val)
 			}
 		}
+		return nil
+	}); err != nil {
+		return id, err
 	}
 	for _, f := range fixedIdentity {
 		if !r.hasCols(f.table, "name", "value") {
@@ -504,48 +519,31 @@ func (r *dbRedactor) eachText(t, c, where string, f func(rowid int64, s string) 
 // is deleted unless the variable is kept; a row holding a block keeps
 // only the kept variables, and is deleted when none is left.
 func (r *dbRedactor) envRows() error {
-	for _, t := range kvTables {
-		if !r.hasCols(t, "name", "value") {
-			continue
+	return r.eachKVRow(func(t string, x row) error {
+		if !envRowName.MatchString(x.name) {
+			return nil
 		}
-		rows, err := r.kvRows(t, "%")
-		if err != nil {
-			return err
+		entries, _ := splitEnvBlock(x.val)
+		if len(entries) <= 1 {
+			k, v, ok := strings.Cut(x.val, "=")
+			if m := envVarSuffix.FindStringSubmatch(x.name); m != nil && (!ok || !envKey.MatchString(k)) {
+				k, v, ok = m[1], x.val, true
+			}
+			if ok && keepEnv(k, v) {
+				return nil
+			}
+			return r.del(t, x.rowid)
 		}
-		for _, x := range rows {
-			if !envRowName.MatchString(x.name) {
-				continue
-			}
-			entries, _ := splitEnvBlock(x.val)
-			if len(entries) <= 1 {
-				k, v, ok := strings.Cut(x.val, "=")
-				if m := envVarSuffix.FindStringSubmatch(x.name); m != nil && (!ok || !envKey.MatchString(k)) {
-					k, v, ok = m[1], x.val, true
-				}
-				if ok && keepEnv(k, v) {
-					continue
-				}
-				if err := r.del(t, x.rowid); err != nil {
-					return err
-				}
-				continue
-			}
-			nv, dropped := r.m.filterEnvBlock(x.val)
-			if nv == "" {
-				if err := r.del(t, x.rowid); err != nil {
-					return err
-				}
-				continue
-			}
-			r.st.EnvEntriesDropped += dropped
-			if nv != x.val {
-				if err := r.set(t, "value", x.rowid, nv, ruleEnv); err != nil {
-					return err
-				}
-			}
+		nv, dropped := r.m.filterEnvBlock(x.val)
+		if nv == "" {
+			return r.del(t, x.rowid)
 		}
-	}
-	return nil
+		r.st.EnvEntriesDropped += dropped
+		if nv != x.val {
+			return r.set(t, "value", x.rowid, nv, ruleEnv)
+		}
+		return nil
+	})
 }
 
 // envPairColumns returns the variable-name and value columns of an
@@ -733,23 +731,12 @@ func (r *dbRedactor) identityFields() error {
 
 // secretRows masks metadata rows named like credentials.
 func (r *dbRedactor) secretRows() error {
-	for _, t := range kvTables {
-		if !r.hasCols(t, "name", "value") {
-			continue
+	return r.eachKVRow(func(t string, x row) error {
+		if secretRowName.MatchString(x.name) && x.val != "" && x.val != SecretMask {
+			return r.set(t, "value", x.rowid, SecretMask, ruleSecretRow)
 		}
-		rows, err := r.kvRows(t, "%")
-		if err != nil {
-			return err
-		}
-		for _, x := range rows {
-			if secretRowName.MatchString(x.name) && x.val != "" && x.val != SecretMask {
-				if err := r.set(t, "value", x.rowid, SecretMask, ruleSecretRow); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // stringIds redacts the string table: names that event tables reference
