@@ -41,6 +41,8 @@ import (
 	"strings"
 
 	_ "github.com/mattn/go-sqlite3" // SQLite driver
+
+	"github.com/umtrace/umtrace/internal/outfile"
 )
 
 // Stats says what File changed.
@@ -113,18 +115,12 @@ func FileOpts(in, out string, o Options) (*Stats, error) {
 	if err := checkDistinct(in, out); err != nil {
 		return nil, err
 	}
-	f, err := os.CreateTemp(filepath.Dir(out), TempPrefix+"redact-*")
+	tmp, discard, err := outfile.Reserve(filepath.Dir(out), TempPrefix+"redact-*")
 	if err != nil {
 		return nil, err
 	}
-	tmp := f.Name()
-	f.Close()
 	ok := false
-	defer func() {
-		if !ok {
-			os.Remove(tmp)
-		}
-	}()
+	defer discard(&ok)
 	st, err := Write(in, tmp, o)
 	if err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
 
 	"github.com/umtrace/umtrace/ingest/nsys/schema"
+	"github.com/umtrace/umtrace/internal/outfile"
 )
 
 // baseSQL holds the CREATE TABLE statements of every table Generate
@@ -132,18 +133,12 @@ func Generate(path string, cfg Config) (*Truth, error) {
 			}
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	tmpName, discard, err := outfile.Reserve(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return nil, fmt.Errorf("creating temporary file: %w", err)
 	}
-	tmpName := tmp.Name()
-	tmp.Close()
 	ok := false
-	defer func() {
-		if !ok {
-			os.Remove(tmpName)
-		}
-	}()
+	defer discard(&ok)
 	truth, err := generate(tmpName, cfg, nil)
 	if err != nil {
 		return nil, err

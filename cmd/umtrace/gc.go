@@ -69,6 +69,13 @@ type gcSentinel struct{ _ [64]byte }
 func (t *gcTuner) start() {
 	t.sample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	debug.SetMemoryLimit(t.floor)
+	if os.Getenv("GOGC") == "" {
+		// The limit alone paces the collector. Under GOGC=100 a heap
+		// of a few MB (start-up: options, schema, the first batches)
+		// was collected every few MB, 8 to 10 times before the first
+		// records: docs/performance.md, "GC soft limit".
+		debug.SetGCPercent(-1)
+	}
 	t.arm()
 }
 

@@ -267,6 +267,24 @@ func CreateTemp(dir string) (*os.File, error) {
 	}
 }
 
+// Reserve creates an empty file in dir named by pattern (os.CreateTemp)
+// for a writer that opens it by name (SQLite), and returns its name and a
+// discard func that removes it unless *kept is true by then: defer
+// discard(&ok), set ok once the file is renamed into place.
+func Reserve(dir, pattern string) (name string, discard func(kept *bool), err error) {
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return "", nil, err
+	}
+	name = f.Name()
+	f.Close()
+	return name, func(kept *bool) {
+		if !*kept {
+			os.Remove(name)
+		}
+	}, nil
+}
+
 // TempDir creates a private directory (mode 0700) for scratch files of
 // the output name: in the directory of the file name would replace, or,
 // for a device, FIFO or stdout, in os.TempDir(). It is registered for
