@@ -182,7 +182,7 @@ func (r *Reader) checkReadTables() error {
 		if r.pages == nil || !r.opts.pageReads() {
 			break // the scans check them (checkDriverTable)
 		}
-		if leaves, err := r.pages.Leaves(uint32(roots[t])); err == nil && len(leaves) > smallTableLeaves {
+		if more, err := r.pages.MoreLeaves(uint32(roots[t]), smallTableLeaves); err == nil && more {
 			continue
 		}
 		tables = append(tables, t)

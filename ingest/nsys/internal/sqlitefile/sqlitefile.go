@@ -148,6 +148,22 @@ const maxDepth = 40
 // time and only interior pages are read: the first child of a level says
 // whether the next one is leaves (Cursor checks each leaf's type).
 func (f *File) Leaves(root uint32) ([]uint32, error) {
+	leaves, _, err := f.leaves(root, 0)
+	return leaves, err
+}
+
+// MoreLeaves says whether the table b-tree rooted at page root has more
+// than n leaf pages. It stops reading once a level has more than n pages
+// (a level has at least as many pages as the one above it), so a large
+// table costs a few interior pages, not all of them.
+func (f *File) MoreLeaves(root uint32, n int) (bool, error) {
+	_, more, err := f.leaves(root, n)
+	return more, err
+}
+
+// leaves is Leaves; with limit > 0 it returns more instead as soon as a
+// level has more than limit pages.
+func (f *File) leaves(root uint32, limit int) (leaves []uint32, more bool, err error) {
 	buf := make([]byte, f.pageSize)
 	level := []uint32{root}
 	bounds := []bound{full}
@@ -155,37 +171,40 @@ func (f *File) Leaves(root uint32) ([]uint32, error) {
 	var scratch []extent
 	for depth := 0; ; depth++ {
 		if depth > maxDepth {
-			return nil, fmt.Errorf("%w: b-tree at page %d is deeper than %d", ErrCorrupt, root, maxDepth)
+			return nil, false, fmt.Errorf("%w: b-tree at page %d is deeper than %d", ErrCorrupt, root, maxDepth)
 		}
 		typ, err := f.pageType(level[0], buf)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		switch typ {
 		case leafTable:
 			f.boundMu.Lock()
 			f.bounds = f.bounds.with(level, bounds)
 			f.boundMu.Unlock()
-			return level, nil
+			return level, false, nil
 		case interiorTable:
 		default:
-			return nil, fmt.Errorf("%w: page %d has type %#x, want a table b-tree page", ErrCorrupt, level[0], typ)
+			return nil, false, fmt.Errorf("%w: page %d has type %#x, want a table b-tree page", ErrCorrupt, level[0], typ)
 		}
 		var next []uint32
 		var nextB []bound
 		for i, p := range level {
 			n0 := len(next)
 			if next, nextB, err = f.children(p, buf, bounds[i], next, nextB, &scratch); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			for _, c := range next[n0:] {
 				if seen[c] {
-					return nil, fmt.Errorf("%w: b-tree at page %d reaches page %d twice", ErrCorrupt, root, c)
+					return nil, false, fmt.Errorf("%w: b-tree at page %d reaches page %d twice", ErrCorrupt, root, c)
 				}
 				seen[c] = true
 			}
 			if len(seen) > int(f.nPages) {
-				return nil, fmt.Errorf("%w: b-tree at page %d has a cycle", ErrCorrupt, root)
+				return nil, false, fmt.Errorf("%w: b-tree at page %d has a cycle", ErrCorrupt, root)
+			}
+			if limit > 0 && len(next) > limit {
+				return nil, true, nil
 			}
 		}
 		level, bounds = next, nextB

@@ -305,6 +305,20 @@ func walkLeaves(tb testing.TB, data []byte, ps int, p uint32, depth int) []uint3
 	return append(out, walkLeaves(tb, data, ps, binary.BigEndian.Uint32(pg[off+8:]), depth+1)...)
 }
 
+// checkMoreLeaves: MoreLeaves agrees with the count of Leaves around it.
+func checkMoreLeaves(t *testing.T, f *File, root uint32, n int) {
+	t.Helper()
+	if n < 3 {
+		t.Fatalf("%d leaves: the test needs a b-tree of several levels", n)
+	}
+	for _, k := range []int{1, n / 2, n - 1, n, n + 1, 4 * n} {
+		more, err := f.MoreLeaves(root, k)
+		if err != nil || more != (n > k) {
+			t.Errorf("MoreLeaves(%d, %d) = %v, %v; the table has %d leaves", root, k, more, err, n)
+		}
+	}
+}
+
 // checkLeaves compares leaves (from Leaves) with walkLeaves.
 func checkLeaves(tb testing.TB, data []byte, ps int, root uint32, leaves []uint32) {
 	tb.Helper()
@@ -560,6 +574,7 @@ func TestMultiLevel(t *testing.T) {
 		t.Fatalf("the root's first child %d has type %#x: one interior level only", child, typ)
 	}
 	checkLeaves(t, data, ps, root, leaves)
+	checkMoreLeaves(t, f, root, len(leaves))
 	seenLeaf := map[uint32]bool{}
 	for _, p := range leaves {
 		if seenLeaf[p] {
