@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -276,15 +277,33 @@ func mergeWork(lists ...*chunks.List[gpuWork]) []gpuWork {
 			ws = c.l.DrainFrom(ws, c.b, c.i)
 			break
 		}
-		ws = append(ws, at(c))
-		if bs := c.l.Blocks(); c.i+1 == len(bs[c.b]) {
+		// The run of c's block that comes before every other list's
+		// head (ties go to the earlier list, as above) is copied whole:
+		// the block is sorted, and one stream's kernels mostly come
+		// between its copies in long runs.
+		bs := c.l.Blocks()
+		blk := bs[c.b]
+		end := c.i + 1 + sort.Search(len(blk)-c.i-1, func(k int) bool {
+			w := blk[c.i+1+k]
+			for j := range cs {
+				if j == best {
+					continue
+				}
+				if d := workCmp(w, at(&cs[j])); d > 0 || (d == 0 && j < best) {
+					return true
+				}
+			}
+			return false
+		})
+		ws = append(ws, blk[c.i:end]...)
+		if end == len(blk) {
 			bs[c.b] = nil
 			c.b, c.i = c.b+1, 0
 			if c.b == len(bs) {
 				cs = slices.Delete(cs, best, best+1)
 			}
 		} else {
-			c.i++
+			c.i = end
 		}
 	}
 	return ws
@@ -300,27 +319,54 @@ func parallel(fns ...func()) {
 	wg.Wait()
 }
 
+// minChunk is the fewest items a goroutine of chunked takes: below it
+// starting one costs more than it saves.
+const minChunk = 1 << 16
+
+// chunked runs fn over [0, n) in up to GOMAXPROCS contiguous chunks
+// concurrently, and waits for them; for loops whose iterations write only
+// their own item.
+func chunked(n int, fn func(lo, hi int)) {
+	k := min(runtime.GOMAXPROCS(0), n/minChunk)
+	if k <= 1 {
+		fn(0, n)
+		return
+	}
+	fns := make([]func(), k)
+	for j := range fns {
+		lo, hi := n*j/k, n*(j+1)/k
+		fns[j] = func() { fn(lo, hi) }
+	}
+	parallel(fns...)
+}
+
 func (a *analysis) sortInputs() {
 	c := a.c
-	c.sortRecords()
 	// All GPU work per stream, sorted by end; the streams a process's
-	// analysis merged already come from it.
+	// analysis merged already come from it. Each stream's merge runs
+	// beside the record sorts.
 	a.work = map[streamKey][]gpuWork{}
 	for k, ws := range c.sortedWork {
 		a.work[k] = ws
 	}
 	c.sortedWork = nil
+	var keys []streamKey
 	for _, m := range []map[streamKey]*chunks.List[gpuWork]{c.kernels, c.copies, c.memsets} {
 		for k := range m {
-			if _, done := a.work[k]; done {
-				continue
+			if _, done := a.work[k]; !done && !slices.Contains(keys, k) {
+				keys = append(keys, k)
 			}
-			a.work[k] = mergeWork(c.kernels[k], c.copies[k], c.memsets[k])
-			// Let the collector's blocks go as soon as they are copied.
-			delete(c.kernels, k)
-			delete(c.copies, k)
-			delete(c.memsets, k)
 		}
+	}
+	merged := make([][]gpuWork, len(keys))
+	fns := c.sorts()
+	for i, k := range keys {
+		// mergeWork lets the collector's blocks go as soon as they are copied.
+		fns = append(fns, func() { merged[i] = mergeWork(c.kernels[k], c.copies[k], c.memsets[k]) })
+	}
+	parallel(fns...)
+	for i, k := range keys {
+		a.work[k] = merged[i]
 	}
 	c.kernels, c.copies, c.memsets = nil, nil, nil
 	if c.whole != nil {
@@ -345,16 +391,21 @@ func (a *analysis) sortInputs() {
 // the records came in (analyzeRanks sorts a file's records once, before
 // each process's are filtered from them, and the sorts here then only
 // check). Calls are sorted before the analysis annotates them.
-func (c *collector) sortRecords() {
-	parallel(func() {
-		// By start time (radix), then the rest.
+func (c *collector) sortRecords() { parallel(c.sorts()...) }
+
+// sorts returns sortRecords' four sorts, by start time (radix) then the
+// rest, to run concurrently.
+func (c *collector) sorts() []func() {
+	return []func(){func() {
 		radix.SortByKey(c.calls, func(x *call) uint64 { return radix.TimeKey(x.start) }, func(x, y call) int {
 			return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(x.pid, y.pid), cmp.Compare(x.tid, y.tid),
 				cmp.Compare(x.corr, y.corr), cmp.Compare(x.api, y.api), cmp.Compare(x.scope, y.scope), cmpBool(x.explicit, y.explicit))
 		})
+	}, func() {
 		radix.SortByKey(c.gfaults, func(x *gfault) uint64 { return radix.TimeKey(x.start) }, func(x, y gfault) int {
 			return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(x.addr, y.addr), cmp.Compare(x.pid, y.pid), cmp.Compare(x.n, y.n), cmp.Compare(x.dev, y.dev))
 		})
+	}, func() {
 		radix.SortByKey(c.cfaults, func(x *cfault) uint64 { return radix.TimeKey(x.t) }, func(x, y cfault) int {
 			return cmp.Or(cmp.Compare(x.addr, y.addr), cmp.Compare(x.pid, y.pid), cmp.Compare(x.site, y.site))
 		})
@@ -363,7 +414,7 @@ func (c *collector) sortRecords() {
 			return cmp.Or(cmp.Compare(x.dur, y.dur), cmp.Compare(x.addr, y.addr), cmp.Compare(x.bytes, y.bytes), cmp.Compare(x.pid, y.pid),
 				cmp.Compare(x.kind, y.kind), cmp.Compare(x.cause, y.cause))
 		})
-	})
+	}}
 }
 
 func cmpBool(x, y bool) int {
@@ -680,70 +731,48 @@ func faultUnion(gfaults []gfault, migrations []migration, given map[int64][]span
 	for p, u := range given {
 		union[p] = u
 	}
-	// Per process, its GPU fault groups and its demand migrations: each
-	// list is sorted by start (sortInputs), so the union is one sweep
-	// over the two in merged order, with no sort. Counted first: the
-	// spans are the bulk of the UM records.
-	type lists struct {
-		nf, nm int
-		f, m   []span
-	}
-	per := map[int64]*lists{} // nil for a process whose union was given
-	of := func(p int64) *lists {
-		l, ok := per[p]
-		if !ok {
-			if _, ok := given[p]; !ok {
-				l = &lists{}
+	// One sweep over the two lists in merged start order: a span joins
+	// its process's last one where they overlap or touch, else follows
+	// it. Records come in runs of one process, so the list is looked up
+	// again only where the process changes.
+	per := map[int64]*[]span{}
+	var cur *[]span // nil for a process whose union was given
+	curPid, have := int64(0), false
+	add := func(pid int64, s span) {
+		if !have || pid != curPid {
+			curPid, have, cur = pid, true, nil
+			if _, ok := given[pid]; !ok {
+				if cur = per[pid]; cur == nil {
+					cur = new([]span)
+					per[pid] = cur
+				}
 			}
-			per[p] = l
 		}
-		return l
-	}
-	for _, g := range gfaults {
-		if l := of(g.pid); l != nil {
-			l.nf++
+		if cur == nil {
+			return
 		}
-	}
-	for _, m := range migrations {
-		if l := of(int64(m.pid)); l != nil && demand(int32(m.cause)) {
-			l.nm++
+		if u := *cur; len(u) > 0 && s.lo <= u[len(u)-1].hi {
+			u[len(u)-1].hi = max(u[len(u)-1].hi, s.hi)
+			return
 		}
+		*cur = append(*cur, s)
 	}
-	for _, l := range per {
-		if l != nil {
-			l.f, l.m = make([]span, 0, l.nf), make([]span, 0, l.nm)
-		}
-	}
-	for _, g := range gfaults {
-		if l := per[g.pid]; l != nil {
-			l.f = append(l.f, span{g.start, max(g.end, g.start+1)})
-		}
-	}
-	for _, m := range migrations {
-		if l := per[int64(m.pid)]; l != nil && demand(int32(m.cause)) {
-			l.m = append(l.m, span{m.start, max(m.end(), m.start+1)})
-		}
-	}
-	for pid, l := range per {
-		if l == nil || l.nf+l.nm == 0 {
+	i, j := 0, 0
+	for i < len(gfaults) || j < len(migrations) {
+		if j == len(migrations) || (i < len(gfaults) && gfaults[i].start <= migrations[j].start) {
+			g := &gfaults[i]
+			i++
+			add(g.pid, span{g.start, max(g.end, g.start+1)})
 			continue
 		}
-		var out []span
-		f, m := l.f, l.m
-		for len(f) > 0 || len(m) > 0 {
-			var s span
-			if len(m) == 0 || (len(f) > 0 && f[0].lo <= m[0].lo) {
-				s, f = f[0], f[1:]
-			} else {
-				s, m = m[0], m[1:]
-			}
-			if n := len(out); n > 0 && s.lo <= out[n-1].hi {
-				out[n-1].hi = max(out[n-1].hi, s.hi)
-				continue
-			}
-			out = append(out, s)
+		m := &migrations[j]
+		j++
+		if demand(int32(m.cause)) {
+			add(int64(m.pid), span{m.start, max(m.end(), m.start+1)})
 		}
-		union[pid] = slices.Clone(out) // drop the spare capacity
+	}
+	for pid, u := range per {
+		union[pid] = slices.Clone(*u) // drop the spare capacity
 	}
 	return union
 }
@@ -779,12 +808,19 @@ func (a *analysis) markStalls() {
 // union is not nil) and returns the median of each API's calm calls (less
 // overlap than th.MinOverlap) where it has th.MinCalmCalls of them.
 func calmBaseline(calls []call, union map[int64][]span, th Thresholds) map[int32]float64 {
+	if union != nil {
+		chunked(len(calls), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				cl := &calls[i]
+				if d := cl.dur(); d > 0 {
+					cl.overlap = float64(unionOverlap(union[cl.pid], cl.start, cl.end)) / float64(d)
+				}
+			}
+		})
+	}
 	calm := map[int32][]int64{}
 	for i := range calls {
 		cl := &calls[i]
-		if d := cl.dur(); d > 0 && union != nil {
-			cl.overlap = float64(unionOverlap(union[cl.pid], cl.start, cl.end)) / float64(d)
-		}
 		if cl.overlap < th.MinOverlap {
 			calm[cl.api] = push(calm[cl.api], cl.dur())
 		}
@@ -901,8 +937,13 @@ func (a *analysis) attributeWaits() {
 		}
 		return ws[i], true
 	}
-	for i := range a.c.calls {
-		cl := &a.c.calls[i]
+	chunked(len(a.c.calls), func(lo, hi int) { a.attributeRange(a.c.calls[lo:hi], byPid, last) })
+}
+
+// attributeRange is attributeWaits for calls.
+func (a *analysis) attributeRange(calls []call, byPid map[int64][]streamKey, last func(k streamKey, lo, hi int64) (gpuWork, bool)) {
+	for i := range calls {
+		cl := &calls[i]
 		var keys []streamKey
 		stream, known := int64(0), false
 		switch cl.scope {
