@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/umtrace/umtrace/ingest"
@@ -104,7 +105,7 @@ func AnalyzeFile(src ingest.Source, opts Options) (*File, error) {
 }
 
 // analyzeProcesses analyzes each process of c on its own (as Analyze of
-// ProcessSource would), from the records c holds, two at a time. They go
+// ProcessSource would), from the records c holds, procsAtOnce at a time. They go
 // before the whole file's analysis, which consumes the records theirs are
 // copied from; each hands that analysis its merged GPU work
 // (collector.takeWork), and its annotated calls and fault-driven activity
@@ -134,7 +135,7 @@ func analyzeProcesses(c *collector, src ingest.Source, pids []int64, opts Option
 	c.procCalls, c.procUnion = map[int64][]call{}, map[int64][]span{}
 	popts := opts
 	popts.SyncSamples = false // the file's samples are the whole analysis's
-	parallelN(len(pids), make(chan struct{}, 2), func(k int) {
+	parallelN(len(pids), make(chan struct{}, procsAtOnce()), func(k int) {
 		pid := pids[k]
 		done := phase(opts.Phases, "split")
 		pc := c.process(pid)
@@ -163,6 +164,12 @@ func analyzeProcesses(c *collector, src ingest.Source, pids []int64, opts Option
 	c.apiTables = &apiTables{whole.res.APIs, whole.res.SyncAPIs, whole.sync}
 	return results, nil
 }
+
+// procsAtOnce is how many processes' analyses run at a time: two, or half
+// the cores where there are more than four (each analysis runs its own
+// phases in parallel too; each holds a copy of its process's records, so
+// more at once is more memory).
+func procsAtOnce() int { return max(2, runtime.GOMAXPROCS(0)/2) }
 
 // parallelN runs fn(0..n-1), at most cap(sem) at a time.
 func parallelN(n int, sem chan struct{}, fn func(i int)) {
