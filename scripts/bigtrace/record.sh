@@ -8,9 +8,14 @@
 # code) and `nsys stats` (cuda_api_sum, um_sum). Best of RUNS runs each. Run from the repository root
 # with the device tool, carrying .devdeps (see scripts/frameworks/record.sh):
 #
-#   ITERS=400 bash scripts/bigtrace/record.sh
+#   ITERS=300 bash scripts/bigtrace/record.sh
+#
+# SCALE=1 also times a 12 M-row synth trace (scripts/bench.sh's address-diverse shape) with all
+# cores and with GOMAXPROCS=2 (issue 28's 4x target). BRING=1 redacts the export (`umtrace redact`)
+# and leaves it in $OUT as big.sqlite.zst.NN, 15 MB parts (.devdeps/zstd: a zstd binary); join them
+# with `cat big.sqlite.zst.* | zstd -d -o big.sqlite`.
 set -u
-OUT=${OUT:-/tmp/big_out}; W=/tmp/big; RUNS=${RUNS:-3}; ITERS=${ITERS:-400}
+OUT=${OUT:-/tmp/big_out}; W=/tmp/big; RUNS=${RUNS:-3}; ITERS=${ITERS:-300}
 rm -rf "$W"; mkdir -p "$W" "$OUT"
 exec > >(tee -a "$OUT/bigtrace.log") 2>&1
 S=$(cd "$(dirname "$0")/../frameworks" && pwd)
@@ -64,3 +69,19 @@ for i in $(seq "$RUNS"); do
 done
 "$U" analyze "$W/big.sqlite" | head -12
 "$U" analyze "$W/big.sqlite" -f json >"$OUT/big.report.json"
+if [ "${SCALE:-0}" = 1 ]; then
+	rows=12000000
+	t0=$SECONDS
+	"$U" synth "$W/s12.sqlite" --rows $rows --seed 1 --episodes 8 --episode-steps $((rows / 30000 + 1)) --decoys 2 --decoy-steps 20 --shape address-diverse >/dev/null
+	echo "synth 12M address-diverse: $((SECONDS - t0)) s, $(du -m "$W/s12.sqlite" | cut -f1) MB"
+	for i in $(seq "$RUNS"); do
+		echo "run $i: synth12M umtrace all cores: $(once "$U" analyze "$W/s12.sqlite" -f json)"
+		echo "run $i: synth12M umtrace GOMAXPROCS=2: $(GOMAXPROCS=2 once "$U" analyze "$W/s12.sqlite" -f json)"
+	done
+	UMTRACE_PHASES=1 "$U" analyze "$W/s12.sqlite" -f json 2>&1 >/dev/null | tail -25
+	rm -f "$W/s12.sqlite"
+fi
+if [ "${BRING:-0}" = 1 ]; then
+	"$U" redact "$W/big.sqlite" -o "$W/big.red.sqlite" && .devdeps/zstd -q -T0 -15 "$W/big.red.sqlite" -o "$W/big.sqlite.zst" &&
+		split -b 15M -d "$W/big.sqlite.zst" "$OUT/big.sqlite.zst." && ls -la "$OUT"
+fi
