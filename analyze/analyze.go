@@ -937,22 +937,22 @@ func (a *analysis) attributeWaits() {
 		}
 		return ws[i], true
 	}
-	chunked(len(a.c.calls), func(lo, hi int) { a.attributeRange(a.c.calls[lo:hi], byPid, last) })
+	chunked(len(a.c.calls), func(lo, hi int) { attributeRange(a.c, a.c.calls[lo:hi], byPid, last) })
 }
 
-// attributeRange is attributeWaits for calls.
-func (a *analysis) attributeRange(calls []call, byPid map[int64][]streamKey, last func(k streamKey, lo, hi int64) (gpuWork, bool)) {
+// attributeRange is attributeWaits for calls, records of c.
+func attributeRange(c *collector, calls []call, byPid map[int64][]streamKey, last func(k streamKey, lo, hi int64) (gpuWork, bool)) {
 	for i := range calls {
 		cl := &calls[i]
 		var keys []streamKey
 		stream, known := int64(0), false
 		switch cl.scope {
 		case ScopeStream, ScopeEvent:
-			stream, known = a.c.syncStream[pidCorr{cl.pid, cl.corr}]
+			stream, known = c.syncStream[pidCorr{cl.pid, cl.corr}]
 		case ScopeCopy:
-			stream, known = a.c.copyStream[pidCorr{cl.pid, cl.corr}]
+			stream, known = c.copyStream[pidCorr{cl.pid, cl.corr}]
 			if !known {
-				stream, known = a.c.setStream[pidCorr{cl.pid, cl.corr}]
+				stream, known = c.setStream[pidCorr{cl.pid, cl.corr}]
 			}
 		}
 		if known {
