@@ -326,8 +326,12 @@ const minChunk = 1 << 16
 // chunked runs fn over [0, n) in up to GOMAXPROCS contiguous chunks
 // concurrently, and waits for them; for loops whose iterations write only
 // their own item.
-func chunked(n int, fn func(lo, hi int)) {
-	k := min(runtime.GOMAXPROCS(0), n/minChunk)
+func chunked(n int, fn func(lo, hi int)) { chunkedMin(n, minChunk, fn) }
+
+// chunkedMin is chunked with chunks of at least minItems items, for loops
+// whose iterations cost more than a few nanoseconds.
+func chunkedMin(n, minItems int, fn func(lo, hi int)) {
+	k := min(runtime.GOMAXPROCS(0), n/minItems)
 	if k <= 1 {
 		fn(0, n)
 		return
@@ -539,20 +543,24 @@ const partialTail = 0.1
 // last iteration opens one more ProfilerStep#N range, closed at exit a
 // few microseconds later. It returns the steps kept and those left out.
 func dropPartialTail(steps []nvtxRange) (kept, cut []nvtxRange) {
-	byProc := map[int32][]int{}
+	// Each process's step count and last step; its others' durations are
+	// gathered only for a process with a step to test.
+	n, lastOf := map[int32]int{}, map[int32]int{}
 	for i, s := range steps {
-		byProc[s.proc] = append(byProc[s.proc], i)
+		n[s.proc]++
+		lastOf[s.proc] = i
 	}
 	drop := map[int]bool{}
-	for _, ix := range byProc {
-		if len(ix) < 4 {
+	for proc, last := range lastOf {
+		if n[proc] < 4 {
 			continue
 		}
-		d := make([]float64, 0, len(ix)-1)
-		for _, i := range ix[:len(ix)-1] {
-			d = append(d, float64(steps[i].end-steps[i].start))
+		d := make([]float64, 0, n[proc]-1)
+		for _, s := range steps[:last] {
+			if s.proc == proc {
+				d = append(d, float64(s.end-s.start))
+			}
 		}
-		last := ix[len(ix)-1]
 		if float64(steps[last].end-steps[last].start) < partialTail*median64(d) {
 			drop[last] = true
 		}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/umtrace/umtrace/analyze/internal/radix"
 )
 
 // Steps inferred from the trace's periodic structure (issue 27), when no
@@ -254,7 +256,7 @@ func steadySteps(b []int64, period, near float64) bool {
 
 // median64 is the median of v (v is reordered).
 func median64(v []float64) float64 {
-	slices.Sort(v)
+	radix.Floats(v, nil) // no NaN: durations and periods
 	if len(v)%2 == 0 {
 		return (v[len(v)/2-1] + v[len(v)/2]) / 2
 	}

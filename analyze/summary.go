@@ -292,66 +292,25 @@ func (a summarizer) stepRows() {
 	if len(a.steps) == 0 {
 		return
 	}
-	c := a.c
 	st.Count = len(a.steps)
+	// Each step's row reads only the sorted records: steps are done in
+	// chunks concurrently (a trace can have hundreds of thousands).
+	st.Rows = st.Rows[:len(a.steps)]
+	chunkedMin(len(a.steps), 1<<12, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			st.Rows[i] = a.stepRow(i)
+		}
+	})
 	durs := make([]int64, len(a.steps))
 	var totalDur, totalBlocked, totalFaults int64
-	for i, s := range a.steps {
-		row := Step{Index: i, Name: c.rangeName(s), StartNs: s.start, DurationNs: s.end - s.start}
-		if s.nameID < 0 && st.Source == "inferred" {
-			row.Name = fmt.Sprintf("iteration %d (inferred)", i)
-		}
-		// Host-blocked time: union of host-blocking calls clipped to the step.
-		var cur span
-		have := false
-		for j := sort.Search(len(c.calls), func(j int) bool { return c.calls[j].end > s.start }); j < len(c.calls); j++ {
-			cl := &c.calls[j]
-			if cl.start >= s.end {
-				break
-			}
-			if cl.pid != c.rangePids[s.proc] {
-				continue
-			}
-			lo, hi := max(cl.start, s.start), min(cl.end, s.end)
-			if hi <= lo {
-				continue
-			}
-			if have && lo <= cur.hi {
-				cur.hi = max(cur.hi, hi)
-				continue
-			}
-			if have {
-				row.BlockedNs += cur.hi - cur.lo
-			}
-			cur, have = span{lo, hi}, true
-		}
-		if have {
-			row.BlockedNs += cur.hi - cur.lo
-		}
-		for j := sort.Search(len(c.gfaults), func(j int) bool { return c.gfaults[j].start >= s.start }); j < len(c.gfaults) && c.gfaults[j].start < s.end; j++ {
-			row.GPUFaults += c.gfaults[j].n
-		}
-		for j := sort.Search(len(c.cfaults), func(j int) bool { return c.cfaults[j].t >= s.start }); j < len(c.cfaults) && c.cfaults[j].t < s.end; j++ {
-			row.CPUFaults++
-		}
-		for j := sort.Search(len(c.migrations), func(j int) bool { return c.migrations[j].start >= s.start }); j < len(c.migrations) && c.migrations[j].start < s.end; j++ {
-			row.MigratedBytes += int64(c.migrations[j].bytes)
-		}
-		if row.DurationNs > 0 {
-			row.BlockedShare = round3(float64(row.BlockedNs) / float64(row.DurationNs))
-		}
-		for _, e := range a.res.Episodes {
-			if e.FirstStep <= i && i <= e.LastStep {
-				row.Episode = e.Index
-			}
-		}
+	for i := range st.Rows {
+		row := &st.Rows[i]
 		durs[i] = row.DurationNs
 		totalDur += row.DurationNs
 		totalBlocked += row.BlockedNs
 		f := row.GPUFaults + row.CPUFaults
 		totalFaults += f
 		st.MaxFaults = max(st.MaxFaults, f)
-		st.Rows = append(st.Rows, row)
 	}
 	steady := st.Rows
 	if isWarmup(durs) {
@@ -365,6 +324,61 @@ func (a summarizer) stepRows() {
 		st.BlockedShare = round3(float64(totalBlocked) / float64(totalDur))
 	}
 	st.FaultsPerStep = round3(float64(totalFaults) / float64(len(steady)))
+}
+
+// stepRow is row i of the per-step table: step i's span, host-blocked
+// time, faults, migrated bytes and episode.
+func (a summarizer) stepRow(i int) Step {
+	c, s, st := a.c, a.steps[i], &a.res.Steps
+	row := Step{Index: i, Name: c.rangeName(s), StartNs: s.start, DurationNs: s.end - s.start}
+	if s.nameID < 0 && st.Source == "inferred" {
+		row.Name = fmt.Sprintf("iteration %d (inferred)", i)
+	}
+	// Host-blocked time: union of host-blocking calls clipped to the step.
+	var cur span
+	have := false
+	for j := sort.Search(len(c.calls), func(j int) bool { return c.calls[j].end > s.start }); j < len(c.calls); j++ {
+		cl := &c.calls[j]
+		if cl.start >= s.end {
+			break
+		}
+		if cl.pid != c.rangePids[s.proc] {
+			continue
+		}
+		lo, hi := max(cl.start, s.start), min(cl.end, s.end)
+		if hi <= lo {
+			continue
+		}
+		if have && lo <= cur.hi {
+			cur.hi = max(cur.hi, hi)
+			continue
+		}
+		if have {
+			row.BlockedNs += cur.hi - cur.lo
+		}
+		cur, have = span{lo, hi}, true
+	}
+	if have {
+		row.BlockedNs += cur.hi - cur.lo
+	}
+	for j := sort.Search(len(c.gfaults), func(j int) bool { return c.gfaults[j].start >= s.start }); j < len(c.gfaults) && c.gfaults[j].start < s.end; j++ {
+		row.GPUFaults += c.gfaults[j].n
+	}
+	for j := sort.Search(len(c.cfaults), func(j int) bool { return c.cfaults[j].t >= s.start }); j < len(c.cfaults) && c.cfaults[j].t < s.end; j++ {
+		row.CPUFaults++
+	}
+	for j := sort.Search(len(c.migrations), func(j int) bool { return c.migrations[j].start >= s.start }); j < len(c.migrations) && c.migrations[j].start < s.end; j++ {
+		row.MigratedBytes += int64(c.migrations[j].bytes)
+	}
+	if row.DurationNs > 0 {
+		row.BlockedShare = round3(float64(row.BlockedNs) / float64(row.DurationNs))
+	}
+	for _, e := range a.res.Episodes {
+		if e.FirstStep <= i && i <= e.LastStep {
+			row.Episode = e.Index
+		}
+	}
+	return row
 }
 
 // WarmupFactor is how much slower than the median of the others the
