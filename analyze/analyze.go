@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/umtrace/umtrace/ingest"
 
@@ -319,6 +320,22 @@ func parallel(fns ...func()) {
 	wg.Wait()
 }
 
+// parallelCores runs fns at most GOMAXPROCS at a time, in order, and waits
+// for them: for tasks that each allocate large scratch buffers, where
+// running more at once than there are cores would only hold more memory.
+func parallelCores(fns ...func()) {
+	var next atomic.Int64
+	workers := make([]func(), min(runtime.GOMAXPROCS(0), len(fns)))
+	for w := range workers {
+		workers[w] = func() {
+			for i := int(next.Add(1)) - 1; i < len(fns); i = int(next.Add(1)) - 1 {
+				fns[i]()
+			}
+		}
+	}
+	parallel(workers...)
+}
+
 // minChunk is the fewest items a goroutine of chunked takes: below it
 // starting one costs more than it saves.
 const minChunk = 1 << 16
@@ -363,12 +380,13 @@ func (a *analysis) sortInputs() {
 		}
 	}
 	merged := make([][]gpuWork, len(keys))
-	fns := c.sorts()
+	fns := c.sorts() // the calls' first, then the migrations': the largest
+	fns[1], fns[3] = fns[3], fns[1]
 	for i, k := range keys {
 		// mergeWork lets the collector's blocks go as soon as they are copied.
 		fns = append(fns, func() { merged[i] = mergeWork(c.kernels[k], c.copies[k], c.memsets[k]) })
 	}
-	parallel(fns...)
+	parallelCores(fns...)
 	for i, k := range keys {
 		a.work[k] = merged[i]
 	}
@@ -395,7 +413,7 @@ func (a *analysis) sortInputs() {
 // the records came in (analyzeRanks sorts a file's records once, before
 // each process's are filtered from them, and the sorts here then only
 // check). Calls are sorted before the analysis annotates them.
-func (c *collector) sortRecords() { parallel(c.sorts()...) }
+func (c *collector) sortRecords() { parallelCores(c.sorts()...) }
 
 // sorts returns sortRecords' four sorts, by start time (radix) then the
 // rest, to run concurrently.
