@@ -364,8 +364,7 @@ func chunkedMin(n, minItems int, fn func(lo, hi int)) {
 func (a *analysis) sortInputs() {
 	c := a.c
 	// All GPU work per stream, sorted by end; the streams a process's
-	// analysis merged already come from it. Each stream's merge runs
-	// beside the record sorts.
+	// analysis merged already come from it.
 	a.work = map[streamKey][]gpuWork{}
 	for k, ws := range c.sortedWork {
 		a.work[k] = ws
@@ -379,14 +378,17 @@ func (a *analysis) sortInputs() {
 			}
 		}
 	}
+	// The sorts, then the merges: a merge's copy of its stream (one
+	// stream can hold most of a trace's kernels) made while a sort's
+	// scratch buffer is still held only raised the peak.
+	c.sortRecords()
 	merged := make([][]gpuWork, len(keys))
-	fns := c.sorts() // the calls' first, then the migrations': the largest
-	fns[1], fns[3] = fns[3], fns[1]
+	var merges []func()
 	for i, k := range keys {
 		// mergeWork lets the collector's blocks go as soon as they are copied.
-		fns = append(fns, func() { merged[i] = mergeWork(c.kernels[k], c.copies[k], c.memsets[k]) })
+		merges = append(merges, func() { merged[i] = mergeWork(c.kernels[k], c.copies[k], c.memsets[k]) })
 	}
-	parallelCores(fns...)
+	parallelCores(merges...)
 	for i, k := range keys {
 		a.work[k] = merged[i]
 	}
@@ -413,7 +415,11 @@ func (a *analysis) sortInputs() {
 // the records came in (analyzeRanks sorts a file's records once, before
 // each process's are filtered from them, and the sorts here then only
 // check). Calls are sorted before the analysis annotates them.
-func (c *collector) sortRecords() { parallelCores(c.sorts()...) }
+func (c *collector) sortRecords() {
+	fns := c.sorts() // the calls' first, then the migrations': the largest
+	fns[1], fns[3] = fns[3], fns[1]
+	parallelCores(fns...)
+}
 
 // sorts returns sortRecords' four sorts, by start time (radix) then the
 // rest, to run concurrently.
