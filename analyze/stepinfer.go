@@ -173,10 +173,17 @@ const (
 // first within inferSegmentNear of the period, over at least
 // inferSegmentMinSteps iterations (5 regular gaps turned up in about one of
 // 6,000 random sequences; 8 in none of 30,000).
+// A loop of inferSegmentLong iterations or more may have iterations as
+// far from the period as one over all the marks (inferNear): chance gives
+// no such run at a spread of inferSegmentSpread, and a real loop under a
+// storm jitters more than 10% (a 300-iteration GPT-2 loop on managed
+// memory: 82 ms median, iterations up to 96 ms; docs/performance.md, the
+// real large trace).
 const (
 	inferSegmentMinSteps = 8
 	inferSegmentSpread   = 0.05
 	inferSegmentNear     = 0.1
+	inferSegmentLong     = 32
 )
 
 // inferMaxWarmup bounds the warm-up iteration periodicSegment adds before
@@ -222,7 +229,11 @@ func periodicSegment(ts []int64) (bounds []int64, lag int, spread, period float6
 				continue
 			}
 			b, l, sp, per, yes := periodic(ts[lo:hi])
-			if !yes || len(b)-1 < inferSegmentMinSteps || sp > inferSegmentSpread || !steadySteps(b, per, inferSegmentNear) || (ok && (len(b) < len(bounds) || (len(b) == len(bounds) && sp >= spread))) {
+			near := inferSegmentNear
+			if len(b)-1 >= inferSegmentLong {
+				near = inferNear
+			}
+			if !yes || len(b)-1 < inferSegmentMinSteps || sp > inferSegmentSpread || !steadySteps(b, per, near) || (ok && (len(b) < len(bounds) || (len(b) == len(bounds) && sp >= spread))) {
 				continue
 			}
 			bounds, lag, spread, period, ok, first = b, l, sp, per, true, lo

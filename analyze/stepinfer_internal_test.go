@@ -97,3 +97,45 @@ func TestPeriodicSegment(t *testing.T) {
 		t.Error("3 loop iterations gave iterations")
 	}
 }
+
+// TestPeriodicSegmentLongJitteryLoop: the marks of the real large trace
+// (scripts/bigtrace/record.sh, ITERS=300: cudaDeviceSynchronize returns of
+// a GPT-2 loop on managed memory): a 442 ms start-up, 300 iterations of 82
+// ms whose storms stretch a few to 96 ms (17% over), then two teardown
+// syncs 37 ms and 0 ms apart. The loop is found, 300 iterations with the
+// first a warm-up; the same loop of 20 iterations is not (a short run is
+// held to 10%), nor are 300 random gaps of 60-100 ms.
+func TestPeriodicSegmentLongJitteryLoop(t *testing.T) {
+	loop := func(iters int, rng *rand.Rand) []int64 {
+		ts := []int64{0, 441_800_000}
+		at := ts[1]
+		for i := 0; i < iters; i++ {
+			d := int64(79_800_000 + rng.Int64N(6_000_000))
+			switch {
+			case i == 0:
+				d = 105_400_000
+			case i%20 == 7:
+				d = 91_000_000 + rng.Int64N(5_000_000)
+			}
+			at += d
+			ts = append(ts, at)
+		}
+		return append(ts, at+37_000_000, at+37_000_100)
+	}
+	rng := rand.New(rand.NewPCG(28, 1))
+	b, lag, sp, per, ok := periodicSegment(loop(300, rng))
+	if !ok || lag != 1 || len(b)-1 != 301 || b[0] != 0 {
+		t.Fatalf("300-iteration loop: ok %v, %d iterations of %d marks (period %.0f, spread %.3f, bounds from %v); want 301 from 0: a 442 ms warm-up and 300",
+			ok, len(b)-1, lag, per, sp, b[:min(1, len(b))])
+	}
+	if b, _, _, _, ok := periodicSegment(loop(20, rng)); ok {
+		t.Errorf("20-iteration jittery loop: %d iterations found; a short loop is held to 10%%", len(b)-1)
+	}
+	ts := []int64{0}
+	for i := 0; i < 300; i++ {
+		ts = append(ts, ts[len(ts)-1]+60_000_000+rng.Int64N(40_000_000))
+	}
+	if b, _, sp, _, ok := periodicSegment(ts); ok {
+		t.Errorf("random 60-100 ms gaps: %d iterations at spread %.3f", len(b)-1, sp)
+	}
+}

@@ -68,6 +68,8 @@ for i in $(seq "$RUNS"); do
 	echo "run $i: nsys stats: $(once "$NSYS" stats --report cuda_api_sum,um_sum --format csv "$W/big.sqlite")"
 done
 "$U" analyze "$W/big.sqlite" | head -12
+echo "phases, all cores:"; UMTRACE_PHASES=1 "$U" analyze "$W/big.sqlite" -f json -o /dev/null 2>&1 | grep 'umtrace:' | sed 's/(ends at.*CPU/(CPU/'
+echo "phases, GOMAXPROCS=2:"; GOMAXPROCS=2 UMTRACE_PHASES=1 "$U" analyze "$W/big.sqlite" -f json -o /dev/null 2>&1 | grep 'umtrace:' | sed 's/(ends at.*CPU/(CPU/' 
 "$U" analyze "$W/big.sqlite" -f json >"$OUT/big.report.json"
 if [ "${SCALE:-0}" = 1 ]; then
 	rows=12000000
@@ -78,7 +80,8 @@ if [ "${SCALE:-0}" = 1 ]; then
 		echo "run $i: synth12M umtrace all cores: $(once "$U" analyze "$W/s12.sqlite" -f json)"
 		echo "run $i: synth12M umtrace GOMAXPROCS=2: $(GOMAXPROCS=2 once "$U" analyze "$W/s12.sqlite" -f json)"
 	done
-	UMTRACE_PHASES=1 "$U" analyze "$W/s12.sqlite" -f json 2>&1 >/dev/null | tail -25
+	echo "phases, all cores:"; UMTRACE_PHASES=1 "$U" analyze "$W/s12.sqlite" -f json -o /dev/null 2>&1 | grep 'umtrace:' | sed 's/(ends at.*CPU/(CPU/'
+	echo "phases, GOMAXPROCS=2:"; GOMAXPROCS=2 UMTRACE_PHASES=1 "$U" analyze "$W/s12.sqlite" -f json -o /dev/null 2>&1 | grep 'umtrace:' | sed 's/(ends at.*CPU/(CPU/' 
 	rm -f "$W/s12.sqlite"
 fi
 if [ "${BRING:-0}" = 1 ]; then
