@@ -123,6 +123,30 @@ func (t *rangeNameTable) name(id int32) string {
 }
 
 // equal reports whether id's name is s, without building it.
+// prefix is name(id)'s first n bytes (all of it when shorter), without
+// making the whole name.
+func (t *rangeNameTable) prefix(id int32, n int) string {
+	if t.tmplOf[id] < 0 {
+		w := t.whole[id]
+		return w[:min(n, len(w))]
+	}
+	tm, ds := t.tmpls.At(t.tmplOf[id]), t.digits[t.offs[id]:t.offs[id+1]]
+	b := make([]byte, 0, n)
+	for i := 0; i < len(tm) && len(b) < n; i++ {
+		if tm[i] != 0 {
+			b = append(b, tm[i])
+			continue
+		}
+		j := 0
+		for ds[j] != '.' {
+			j++
+		}
+		b = append(b, ds[:min(j, n-len(b))]...)
+		ds = ds[j+1:]
+	}
+	return string(b)
+}
+
 func (t *rangeNameTable) equal(id int32, s string) bool {
 	if t.tmplOf[id] < 0 {
 		return t.whole[id] == s

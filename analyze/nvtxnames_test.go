@@ -31,6 +31,11 @@ func TestRangeNameTable(t *testing.T) {
 		if got := tb.name(id); got != n {
 			t.Errorf("name(%d) = %q, want %q", id, got, n)
 		}
+		for _, k := range []int{0, 1, 4, 7, 1000} {
+			if got := tb.prefix(id, k); got != n[:min(k, len(n))] {
+				t.Errorf("prefix(%q, %d) = %q", n, k, got)
+			}
+		}
 		if got := tb.key(id); got != digitsToN(n) {
 			t.Errorf("key(%q) = %q, want %q", n, got, digitsToN(n))
 		}

@@ -338,19 +338,22 @@ func (a *analysis) inferSteps() ([]nvtxRange, []periodCand) {
 	// NCCL's NVTX ranges (PyTorch's "nccl:all_reduce", NCCL's own
 	// "ncclAllReduce") by process: where the kernels are not traced.
 	ncclRanges := map[int64][]int64{}
-	isNCCLName := map[int32]bool{}
+	// By name id, looked at once: 0 not yet, 1 NCCL, 2 not (emit_nvtx
+	// records millions of op ranges: a map lookup each was most of this).
+	isNCCLName := make([]int8, c.nvtxNames.Len())
 	for i := range c.ranges {
 		r := &c.ranges[i]
 		k := c.rangeKeys[r.key]
-		if k.nameID < 0 {
+		if k.nameID < 0 || int(k.nameID) >= len(isNCCLName) {
 			continue
 		}
-		yes, seen := isNCCLName[k.nameID]
-		if !seen {
-			yes = IsNCCLRange(c.nvtxNames.name(k.nameID))
-			isNCCLName[k.nameID] = yes
+		if isNCCLName[k.nameID] == 0 {
+			isNCCLName[k.nameID] = 2
+			if IsNCCLRange(c.nvtxNames.prefix(k.nameID, 4)) { // its test reads 4 bytes
+				isNCCLName[k.nameID] = 1
+			}
 		}
-		if yes {
+		if isNCCLName[k.nameID] == 1 {
 			pid := c.rangePids[k.proc]
 			ncclRanges[pid] = append(ncclRanges[pid], r.start)
 		}

@@ -114,7 +114,7 @@ for c in $CASES; do
 		"$BIN" synth "$tr" --rows "$n" $(synth_flags "$n" "$shape") >&2
 	fi
 	rows=$(rows_of "${tr%.sqlite}.truth.json")
-	size=$(du -m "$tr" | cut -f1)
+	size=$(du -mL "$tr" | cut -f1)
 	sqlf=$(mktemp)
 	floor_sql "$tr" >"$sqlf"
 	# Warm the page cache so both sides read from memory.
