@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/umtrace/umtrace/ingest"
 
@@ -320,27 +319,11 @@ func parallel(fns ...func()) {
 	wg.Wait()
 }
 
-// parallelCores runs fns in order, at most GOMAXPROCS at a time and one at
-// a time on fewer than four cores, and waits for them: for tasks that each
-// allocate a large buffer, where running more at once than there are
-// cores only holds more memory (on two, the peak grew more than the time
-// shrank).
-func parallelCores(fns ...func()) {
-	var next atomic.Int64
-	k := runtime.GOMAXPROCS(0)
-	if k < 4 {
-		k = 1
-	}
-	workers := make([]func(), min(k, len(fns)))
-	for w := range workers {
-		workers[w] = func() {
-			for i := int(next.Add(1)) - 1; i < len(fns); i = int(next.Add(1)) - 1 {
-				fns[i]()
-			}
-		}
-	}
-	parallel(workers...)
-}
+// fewCores reports whether there are fewer than four cores: there, tasks
+// that each allocate a large buffer run one at a time (the record sorts
+// two by two), since more at once finished no sooner on two cores and
+// held 10-17 MiB more at the peak (easy 12M).
+func fewCores() bool { return runtime.GOMAXPROCS(0) < 4 }
 
 // minChunk is the fewest items a goroutine of chunked takes: below it
 // starting one costs more than it saves.
@@ -377,9 +360,11 @@ func (a *analysis) sortInputs() {
 	}
 	c.sortedWork = nil
 	var keys []streamKey
+	seen := map[streamKey]bool{}
 	for _, m := range []map[streamKey]*chunks.List[gpuWork]{c.kernels, c.copies, c.memsets} {
 		for k := range m {
-			if _, done := a.work[k]; !done && !slices.Contains(keys, k) {
+			if _, done := a.work[k]; !done && !seen[k] {
+				seen[k] = true
 				keys = append(keys, k)
 			}
 		}
@@ -389,12 +374,15 @@ func (a *analysis) sortInputs() {
 	// scratch buffer is still held only raised the peak.
 	c.sortRecords()
 	merged := make([][]gpuWork, len(keys))
-	var merges []func()
-	for i, k := range keys {
-		// mergeWork lets the collector's blocks go as soon as they are copied.
-		merges = append(merges, func() { merged[i] = mergeWork(c.kernels[k], c.copies[k], c.memsets[k]) })
+	at := runtime.GOMAXPROCS(0)
+	if fewCores() {
+		at = 1
 	}
-	parallelCores(merges...)
+	parallelN(len(keys), make(chan struct{}, at), func(i int) {
+		// mergeWork lets the collector's blocks go as soon as they are copied.
+		k := keys[i]
+		merged[i] = mergeWork(c.kernels[k], c.copies[k], c.memsets[k])
+	})
 	for i, k := range keys {
 		a.work[k] = merged[i]
 	}
@@ -423,10 +411,8 @@ func (a *analysis) sortInputs() {
 // check). Calls are sorted before the analysis annotates them.
 func (c *collector) sortRecords() {
 	fns := c.sorts() // calls, GPU faults, CPU faults, migrations
-	if runtime.GOMAXPROCS(0) < 4 {
-		// Few cores: the calls' sort, then the faults', beside the
-		// migrations'. More at once finish no sooner and hold more
-		// scratch buffers (easy 12M: 10-17 MiB more peak RSS).
+	if fewCores() {
+		// The calls' sort, then the faults', beside the migrations'.
 		parallel(func() { fns[0](); fns[1](); fns[2]() }, fns[3])
 		return
 	}

@@ -75,8 +75,12 @@ func IsNCCLKernel(name string) bool { return ingest.IsNCCLKernel(name) }
 // IsNCCLRange reports whether an NVTX range marks an NCCL collective
 // (PyTorch's "nccl:all_reduce", NCCL's own "ncclAllReduce").
 func IsNCCLRange(name string) bool {
-	return len(name) >= 4 && strings.EqualFold(name[:4], "nccl")
+	return len(name) >= len(ncclRangePrefix) && strings.EqualFold(name[:len(ncclRangePrefix)], ncclRangePrefix)
 }
+
+// ncclRangePrefix begins an NCCL range's name, in any case: IsNCCLRange
+// reads no more of a name than this.
+const ncclRangePrefix = "nccl"
 
 var rankPat = regexp.MustCompile(`(?i)(?:^|[^a-z_])rank[ _:=#-]*([0-9]+)`)
 

@@ -349,7 +349,7 @@ func (a *analysis) inferSteps() ([]nvtxRange, []periodCand) {
 		}
 		if isNCCLName[k.nameID] == 0 {
 			isNCCLName[k.nameID] = 2
-			if IsNCCLRange(c.nvtxNames.prefix(k.nameID, 4)) { // its test reads 4 bytes
+			if IsNCCLRange(c.nvtxNames.prefix(k.nameID, len(ncclRangePrefix))) {
 				isNCCLName[k.nameID] = 1
 			}
 		}
