@@ -247,6 +247,49 @@ func put[T int64 | int32 | uint64](c *column, view *[]T, v T) {
 	c.appended(true)
 }
 
+// Int64s appends n valid values to column i and returns them, to be
+// written by the caller before the batch is made: the block fillers'
+// way into the column buffers, a column at a time instead of a call per
+// value. nil when the column is left out (Project).
+func (b *Builder) Int64s(i, n int) []int64 {
+	if c := &b.cols[i]; !c.skip {
+		return putN(c, &c.i64, n)
+	}
+	return nil
+}
+
+// Int32s is Int64s for an Int32 column.
+func (b *Builder) Int32s(i, n int) []int32 {
+	if c := &b.cols[i]; !c.skip {
+		return putN(c, &c.i32, n)
+	}
+	return nil
+}
+
+// Uint64s is Int64s for a Uint64 column.
+func (b *Builder) Uint64s(i, n int) []uint64 {
+	if c := &b.cols[i]; !c.skip {
+		return putN(c, &c.u64, n)
+	}
+	return nil
+}
+
+// putN appends n valid values to c (their slots, returned, hold whatever
+// the buffer held: the caller writes them).
+func putN[T int64 | int32 | uint64](c *column, view *[]T, n int) []T {
+	if c.n+n > len(*view) {
+		c.grow(max(2*c.n, c.n+n, 64))
+	}
+	out := (*view)[c.n : c.n+n : c.n+n]
+	if c.valid != nil {
+		for j := c.n; j < c.n+n; j++ {
+			c.valid[j>>3] |= 1 << (j & 7)
+		}
+	}
+	c.n += n
+	return out
+}
+
 // String appends v to column i.
 func (b *Builder) String(i int, v string) {
 	c := &b.cols[i]
@@ -351,6 +394,9 @@ func (b *Builder) Null(i int) {
 
 // EndRow marks the end of a row (for Rows).
 func (b *Builder) EndRow() { b.rows++ }
+
+// EndRows marks the end of n rows (a block filled a column at a time).
+func (b *Builder) EndRows(n int) { b.rows += n }
 
 // Rows is the number of rows appended since the last NewBatch.
 func (b *Builder) Rows() int { return b.rows }

@@ -147,31 +147,18 @@ func (a *activity) fill(b *ingest.Builder, v []sql.NullInt64) bool {
 func fillAPI(t *tableRead) fillFunc {
 	ix, ck, src := t.ix, t.ck, t.src
 	cS, cE, cP, cT, cC, cEC, cN, cRN, cRV := ix(ingest.ColStart), ix(ingest.ColEnd), ix(ingest.ColPid), ix(ingest.ColTid), ix(ingest.ColCorrelationID), ix(ingest.ColEventClass), ix(ingest.ColName), ix(ingest.ColRawName), ix(ingest.ColReturnValue)
-	hasClass := t.has(schema.RuntimeEventClass)
-	classHi := t.decl.Cols[schema.RuntimeEventClass].Hi
-	stripped := map[int64]string{}
 	var tab *strs
 	rawOf := func(id int64) string { return tab.get(id) }
 	nameOf := func(id int64) string { return StripVersion(tab.get(id)) }
-	// class is the call's event class: its column, else (NULL or out of
-	// range) cu* calls that are not cuda* are the driver API's.
+	plainClass := apiClass(t, nameOf)
+	classHi := t.decl.Cols[schema.RuntimeEventClass].Hi
 	class := func(v []sql.NullInt64) int64 {
-		ec, nameID := v[schema.RuntimeEventClass], v[schema.RuntimeNameID].Int64
-		if hasClass && ec.Valid {
-			if ec.Int64 >= 0 && ec.Int64 <= classHi {
-				return ec.Int64
-			}
-			ck.bad(src, "eventClass", ec.Int64, fmt.Sprintf("values outside 0..%d, read from the API name", classHi))
-		}
-		name, ok := stripped[nameID]
+		c, ok := plainClass(v)
 		if !ok {
-			name = nameOf(nameID)
-			stripped[nameID] = name
+			ck.bad(src, "eventClass", v[schema.RuntimeEventClass].Int64, fmt.Sprintf("values outside 0..%d, read from the API name", classHi))
+			c = nameClass(plainClass, v)
 		}
-		if strings.HasPrefix(name, "cu") && !strings.HasPrefix(name, "cuda") {
-			return 1
-		}
-		return 0
+		return c
 	}
 	return func(b *ingest.Builder, v []sql.NullInt64, _ []sql.NullString, s *strs) bool {
 		if !ck.times(src, v[schema.RuntimeStart], v[schema.RuntimeEnd], true) {
@@ -193,14 +180,59 @@ func fillAPI(t *tableRead) fillFunc {
 	}
 }
 
+// apiClass returns a call's event class: its column, else (NULL) cu*
+// calls that are not cuda* are the driver API's. ok is false for a value
+// out of range (the caller warns, and reads the class from the name with
+// nameClass).
+func apiClass(t *tableRead, nameOf func(int64) string) func(v []sql.NullInt64) (class int64, ok bool) {
+	hasClass := t.has(schema.RuntimeEventClass)
+	classHi := t.decl.Cols[schema.RuntimeEventClass].Hi
+	stripped := map[int64]bool{} // by name id: a driver API call
+	return func(v []sql.NullInt64) (int64, bool) {
+		ec, nameID := v[schema.RuntimeEventClass], v[schema.RuntimeNameID].Int64
+		if hasClass && ec.Valid {
+			if ec.Int64 >= 0 && ec.Int64 <= classHi {
+				return ec.Int64, true
+			}
+			return 0, false
+		}
+		driver, ok := stripped[nameID]
+		if !ok {
+			name := nameOf(nameID)
+			driver = strings.HasPrefix(name, "cu") && !strings.HasPrefix(name, "cuda")
+			stripped[nameID] = driver
+		}
+		if driver {
+			return 1, true
+		}
+		return 0, true
+	}
+}
+
+// nameClass is the event class of a call whose column is out of range:
+// read from its name, as for a NULL.
+func nameClass(class func(v []sql.NullInt64) (int64, bool), v []sql.NullInt64) int64 {
+	r := [schema.RuntimeReturnValue + 1]sql.NullInt64{}
+	copy(r[:], v)
+	r[schema.RuntimeEventClass] = sql.NullInt64{}
+	c, _ := class(r[:])
+	return c
+}
+
+// kernelDims are the kernel table's launch dimensions: source column,
+// model column.
+func kernelDims(ix func(string) int) []struct{ col, model int } {
+	return []struct{ col, model int }{
+		{schema.KernelGridX, ix(ingest.ColGridX)}, {schema.KernelGridY, ix(ingest.ColGridY)}, {schema.KernelGridZ, ix(ingest.ColGridZ)},
+		{schema.KernelBlockX, ix(ingest.ColBlockX)}, {schema.KernelBlockY, ix(ingest.ColBlockY)}, {schema.KernelBlockZ, ix(ingest.ColBlockZ)},
+	}
+}
+
 func fillKernel(t *tableRead) fillFunc {
 	ix, ck, src := t.ix, t.ck, t.src
 	act := newActivity(t)
 	cN, cSN, cNID := ix(ingest.ColName), ix(ingest.ColShortName), ix(ingest.ColNameID)
-	dims := []struct{ col, model int }{
-		{schema.KernelGridX, ix(ingest.ColGridX)}, {schema.KernelGridY, ix(ingest.ColGridY)}, {schema.KernelGridZ, ix(ingest.ColGridZ)},
-		{schema.KernelBlockX, ix(ingest.ColBlockX)}, {schema.KernelBlockY, ix(ingest.ColBlockY)}, {schema.KernelBlockZ, ix(ingest.ColBlockZ)},
-	}
+	dims := kernelDims(ix)
 	nameCol := t.names[schema.KernelName] // demangledName, else shortName
 	var tab *strs
 	strOf := func(id int64) string { return tab.get(id) }

@@ -183,7 +183,16 @@ func (p pageRows) read(b *ingest.Builder, q query, emit func() error) (rows int,
 		before := cur.NotInts()
 		got, err := cur.ReadNullable(vals, nulls, texts)
 		notInt := cur.NotInts() != before
-		for i := 0; i < got; i++ {
+		i := 0
+		if q.block != nil && !notInt && len(q.strs) == 0 {
+			var berr error
+			i, berr = q.addBlock(b, vals, got, n, s, emit)
+			rows += i
+			if berr != nil {
+				return rows, berr
+			}
+		}
+		for ; i < got; i++ {
 			iv := vals[i*n : i*n+ni : i*n+ni]
 			if notInt {
 				for c, z := range nulls[i*n : i*n+ni] {

@@ -68,6 +68,9 @@ type query struct {
 	ints []string
 	strs []string
 	fill fillFunc
+	// block fills plain blocks of rows a column at a time (block.go);
+	// nil for tables without one.
+	block blockFunc
 	// batchRows is the rows of a full batch (Options.BatchRows).
 	batchRows int
 	ck        *checks // the scan's range checks
@@ -107,6 +110,9 @@ func newQuery(ts tableSet, batchRows int, t *ingest.Table, src string, cols []st
 		q.strs = append(q.strs, e)
 	}
 	q.fill = fillers[t](tr)
+	if mk := blockFillers[t]; mk != nil {
+		q.block = mk(tr)
+	}
 	return q
 }
 
