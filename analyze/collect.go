@@ -902,10 +902,18 @@ func (c *collector) addNVTX(r arrow.RecordBatch) {
 	lastPid, lastProc := int64(0), int32(-1) // rows of a process come in runs
 	names := ingest.Str(r, t, ingest.ColName)
 	// Names are interned: millions of ranges share a few thousand names.
+	// The batch's names already in the table are looked up first, over
+	// the cores (read-only); new ones get their ids in the row loop, in
+	// the order rows first name them.
 	local := make([]int32, names.DictLen())
-	for k := range local {
-		local[k] = -1
-	}
+	chunkedMin(len(local), 2048, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			local[k] = -1
+			if id, ok := c.nvtxNames.lookup(names.DictValue(k)); ok {
+				local[k] = id
+			}
+		}
+	})
 	// Each entry's range key, for the process it was last found for.
 	keyOf := make([]uint32, len(local))
 	keyProc := make([]int32, len(local))

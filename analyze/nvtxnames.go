@@ -41,18 +41,28 @@ func newRangeNameTable() *rangeNameTable {
 // len is the number of names.
 func (t *rangeNameTable) Len() int { return len(t.tmplOf) }
 
-// id returns s's id, adding it when new.
-func (t *rangeNameTable) id(s string) int32 {
-	h := maphash.String(t.seed, s)
-	first, taken := t.ids[h]
+// lookup returns s's id, if s has one; it only reads the table, so
+// lookups may run concurrently (not with id).
+func (t *rangeNameTable) lookup(s string) (int32, bool) {
+	first, taken := t.ids[maphash.String(t.seed, s)]
 	if taken {
 		if t.equal(first, s) {
-			return first
+			return first, true
 		}
 		if id, ok := t.clash[s]; ok {
-			return id
+			return id, true
 		}
 	}
+	return 0, false
+}
+
+// id returns s's id, adding it when new.
+func (t *rangeNameTable) id(s string) int32 {
+	if id, ok := t.lookup(s); ok {
+		return id
+	}
+	h := maphash.String(t.seed, s)
+	_, taken := t.ids[h]
 	id := int32(len(t.tmplOf))
 	if taken {
 		t.clash[strings.Clone(s)] = id
