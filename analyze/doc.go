@@ -17,7 +17,7 @@
 //  2. Split (procsplit.go, file.go), only with Options.SplitProcesses and
 //     several CUDA processes: each process's collector is derived from the
 //     whole file's (its share of the records, not a second read) and
-//     analyzed first, two at a time (half the cores on larger machines);
+//     analyzed first, two at a time;
 //     each hands the whole file's analysis its merged GPU work and, in its
 //     output, its annotated calls and fault-driven activity, which the
 //     whole analysis would compute again.
