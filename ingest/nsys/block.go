@@ -211,14 +211,7 @@ func blockKernel(t *tableRead) blockFunc {
 		tab = s
 		act.fillBlock(b, v, n, w)
 		for k := 0; k < n; k++ {
-			name, short := v[k*w+schema.KernelName], v[k*w+schema.KernelShortName]
-			s.column(b, cN, name.Int64, strOf)
-			s.column(b, cSN, short.Int64, strOf)
-			if name.Valid && s.indexed {
-				b.Int64(cNID, s.canonical(name.Int64))
-			} else {
-				b.Null(cNID)
-			}
+			kernelNames(b, s, v[k*w+schema.KernelName], v[k*w+schema.KernelShortName], cN, cSN, cNID, strOf)
 		}
 		for _, d := range dims {
 			copyCol32(b, d.model, v, n, w, d.col)

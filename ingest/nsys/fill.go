@@ -228,6 +228,18 @@ func kernelDims(ix func(string) int) []struct{ col, model int } {
 	}
 }
 
+// kernelNames appends a kernel's name and short name (StringIds ids) to
+// model columns cN and cSN, and its canonical name id to cNID.
+func kernelNames(b *ingest.Builder, s *strs, name, short sql.NullInt64, cN, cSN, cNID int, strOf func(int64) string) {
+	s.column(b, cN, name.Int64, strOf)
+	s.column(b, cSN, short.Int64, strOf)
+	if name.Valid && s.indexed {
+		b.Int64(cNID, s.canonical(name.Int64))
+	} else {
+		b.Null(cNID)
+	}
+}
+
 func fillKernel(t *tableRead) fillFunc {
 	ix, ck, src := t.ix, t.ck, t.src
 	act := newActivity(t)
@@ -248,13 +260,7 @@ func fillKernel(t *tableRead) fillFunc {
 		if short.Valid {
 			ck.ref(s, src, "shortName", short.Int64)
 		}
-		s.column(b, cN, name.Int64, strOf)
-		s.column(b, cSN, short.Int64, strOf)
-		if name.Valid && s.indexed {
-			b.Int64(cNID, s.canonical(name.Int64))
-		} else {
-			b.Null(cNID)
-		}
+		kernelNames(b, s, name, short, cN, cSN, cNID, strOf)
 		for _, d := range dims {
 			b.Int32(d.model, int32(v[d.col].Int64))
 		}

@@ -3,10 +3,9 @@
 # loop (scripts/frameworks/hf_train.py: GPT-2 4 layers x 512 wide, random init, emit_nvtx, a
 # managed-memory allocator and the optimizer on the host through the managed pages) run for ITERS
 # iterations under nsys with UM fault tracing, exported to SQLite, then timed on the GPU machine:
-# umtrace analyze (all cores and GOMAXPROCS=2), the sqlite3 floor (scripts/bench.sh's query: every
-# column analyze needs, one thread, through Python's sqlite3 module, which runs it in SQLite's C
-# code) and `nsys stats` (cuda_api_sum, um_sum). Best of RUNS runs each. Run from the repository root
-# with the device tool, carrying .devdeps (see scripts/frameworks/record.sh):
+# umtrace analyze (all cores and GOMAXPROCS=2), the sqlite3 floor (scripts/bigtrace/floor.py:
+# scripts/bench.sh's query through Python's sqlite3 module) and `nsys stats` (cuda_api_sum,
+# um_sum). Best of RUNS runs each. Run from the repository root with the device tool, carrying .devdeps (see scripts/frameworks/record.sh):
 #
 #   ITERS=300 bash scripts/bigtrace/record.sh
 #
@@ -34,27 +33,7 @@ echo "profile rc=$? $((SECONDS - t0)) s"; tail -2 "$W/prog.log"
 t0=$SECONDS
 "$NSYS" export --type sqlite --force-overwrite=true -o "$W/big.sqlite" "$W/big.nsys-rep" >/dev/null 2>&1
 echo "export rc=$? $((SECONDS - t0)) s; $(du -m "$W/big.sqlite" | cut -f1) MB"
-python3 - "$W/big.sqlite" >"$W/floor.py" <<'PY'
-import sqlite3, sys
-q = ['CUPTI_ACTIVITY_KIND_RUNTIME:start,"end",globalTid,correlationId,nameId',
-     'CUPTI_ACTIVITY_KIND_KERNEL:start,"end",globalPid,streamId,demangledName',
-     'CUPTI_ACTIVITY_KIND_MEMCPY:start,"end",globalPid,streamId,correlationId,bytes,copyKind,migrationCause,virtualAddress',
-     'CUPTI_ACTIVITY_KIND_MEMSET:start,"end",globalPid,streamId,correlationId',
-     'CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:globalPid,streamId,correlationId',
-     'CUDA_UM_GPU_PAGE_FAULT_EVENTS:start,"end",globalPid,address,numberOfPageFaults',
-     'CUDA_UM_CPU_PAGE_FAULT_EVENTS:start,globalPid,address,CpuInstruction,module,sourceFile,sourceLine',
-     'NVTX_EVENTS:start,"end",globalTid,eventType,textId,text', 'StringIds:id,value']
-db = sqlite3.connect(sys.argv[1]); rows = 0; sql = []
-for e in q:
-    t, cols = e.split(":", 1)
-    if not db.execute("SELECT 1 FROM sqlite_master WHERE name=?", (t,)).fetchone():
-        continue
-    sql.append("SELECT count(*), %s FROM %s" % (",".join("max(%s)" % c for c in cols.split(",")), t))
-    rows += db.execute("SELECT count(*) FROM " + t).fetchone()[0]
-print("import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\nfor s in %r:\n    db.execute(s).fetchall()" % sql)
-print("# rows %d" % rows)
-PY
-grep '^# rows' "$W/floor.py"
+python3 "$S/../bigtrace/floor.py" --count "$W/big.sqlite"
 # once CMD...: wall s, peak RSS of the child, CPU s (user+system), as /usr/bin/time would (the image may lack it).
 once() { python3 -c '
 import resource, subprocess, sys, time
@@ -64,7 +43,7 @@ print("%.2f s %d MB %.2f CPU-s rc=%d" % (w, r.ru_maxrss // 1024, r.ru_utime + r.
 for i in $(seq "$RUNS"); do
 	echo "run $i: umtrace all cores: $(once "$U" analyze "$W/big.sqlite" -f json)"
 	echo "run $i: umtrace GOMAXPROCS=2: $(GOMAXPROCS=2 once "$U" analyze "$W/big.sqlite" -f json)"
-	echo "run $i: sqlite3 floor: $(once python3 "$W/floor.py" "$W/big.sqlite")"
+	echo "run $i: sqlite3 floor: $(once python3 "$S/../bigtrace/floor.py" "$W/big.sqlite")"
 	echo "run $i: nsys stats: $(once "$NSYS" stats --report cuda_api_sum,um_sum --format csv "$W/big.sqlite")"
 done
 "$U" analyze "$W/big.sqlite" | head -12

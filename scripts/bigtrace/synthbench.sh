@@ -2,9 +2,8 @@
 # scripts/bench.sh's shapes on the GPU test machine (16 cores; docs/performance.md, "The bench
 # shapes on 16 cores"): each trace is made there with `umtrace synth` (the bench's flags), then
 # timed RUNS times, alternating: umtrace analyze with all cores and with GOMAXPROCS=2, the
-# sqlite3 floor (the bench's query, one thread, through Python's sqlite3 module: the image has no
-# sqlite3 CLI) and, where .devdeps/umtrace-base.gz is carried, an older build (the A/B of issue
-# 25) the same two ways. Run from the repository root with the device tool, carrying .devdeps
+# sqlite3 floor (scripts/bigtrace/floor.py: the image has no sqlite3 CLI) and, where
+# .devdeps/umtrace-base.gz is carried, an older build (the A/B of issue 25) the same two ways. Run from the repository root with the device tool, carrying .devdeps
 # (umtrace.gz: a stripped build of this tree):
 #
 #   CASES="easy:12000000 address-diverse:12000000" RUNS=3 bash scripts/bigtrace/synthbench.sh
@@ -19,22 +18,6 @@ if [ -f .devdeps/umtrace-base.gz ]; then
 	gunzip -c .devdeps/umtrace-base.gz >/tmp/umtrace-base && chmod +x /tmp/umtrace-base; B=/tmp/umtrace-base
 fi
 echo "# $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
-cat >"$W/floor.py" <<'PY'
-import sqlite3, sys
-q = ['CUPTI_ACTIVITY_KIND_RUNTIME:start,"end",globalTid,correlationId,nameId',
-     'CUPTI_ACTIVITY_KIND_KERNEL:start,"end",globalPid,streamId,demangledName',
-     'CUPTI_ACTIVITY_KIND_MEMCPY:start,"end",globalPid,streamId,correlationId,bytes,copyKind,migrationCause,virtualAddress',
-     'CUPTI_ACTIVITY_KIND_MEMSET:start,"end",globalPid,streamId,correlationId',
-     'CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:globalPid,streamId,correlationId',
-     'CUDA_UM_GPU_PAGE_FAULT_EVENTS:start,"end",globalPid,address,numberOfPageFaults',
-     'CUDA_UM_CPU_PAGE_FAULT_EVENTS:start,globalPid,address,CpuInstruction,module,sourceFile,sourceLine',
-     'NVTX_EVENTS:start,"end",globalTid,eventType,textId,text', 'StringIds:id,value']
-db = sqlite3.connect(sys.argv[1])
-for e in q:
-    t, cols = e.split(":", 1)
-    if db.execute("SELECT 1 FROM sqlite_master WHERE name=?", (t,)).fetchone():
-        db.execute("SELECT count(*), %s FROM %s" % (",".join("max(%s)" % c for c in cols.split(",")), t)).fetchall()
-PY
 # once CMD...: wall s, peak RSS of the child, CPU s (user+system).
 once() { python3 -c '
 import resource, subprocess, sys, time
@@ -50,7 +33,7 @@ for c in $CASES; do
 	for i in $(seq "$RUNS"); do
 		echo "run $i: umtrace all cores: $(once "$U" analyze "$T" -f json)"
 		echo "run $i: umtrace GOMAXPROCS=2: $(GOMAXPROCS=2 once "$U" analyze "$T" -f json)"
-		echo "run $i: sqlite3 floor: $(once python3 "$W/floor.py" "$T")"
+		echo "run $i: sqlite3 floor: $(once python3 scripts/bigtrace/floor.py "$T")"
 		if [ -n "$B" ]; then
 			echo "run $i: base all cores: $(once "$B" analyze "$T" -f json)"
 			echo "run $i: base GOMAXPROCS=2: $(GOMAXPROCS=2 once "$B" analyze "$T" -f json)"
