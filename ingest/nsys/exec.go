@@ -21,6 +21,11 @@ var readers = make(chan struct{}, runtime.GOMAXPROCS(0))
 // parts of a wide table, enough to keep every reader busy.
 const readAheadBytes = 16 << 20
 
+// partBytes bounds the pages of one part of a page read, a quarter of the
+// read-ahead: rows of 200-byte NVTX names made parts of 16 MB, read one
+// at a time.
+const partBytes = readAheadBytes / 4
+
 var errStopped = errors.New("scan stopped")
 
 // scanner executes one scan's plan: it reads the parts, a few ahead of the

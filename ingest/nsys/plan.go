@@ -128,10 +128,9 @@ func (pt *pageTable) queryColumns(q query) []sqlitefile.Column {
 func (p *scanPlan) pageParts(r *Reader, s *strs, pt *pageTable, cols []sqlitefile.Column, parts int) {
 	leaves := pt.leaves
 	pageSize := r.pages.PageSize()
-	// Parts of at most a quarter of the read-ahead's bytes, so that
-	// several are read while the consumer takes one: rows of 200-byte
-	// NVTX names made parts of 16 MB.
-	parts = max(parts, int(min(int64(len(leaves))*int64(pageSize)/(readAheadBytes/4), maxParts)))
+	// Parts of at most partBytes, so that several are read while the
+	// consumer takes one.
+	parts = max(parts, int(min(int64(len(leaves))*int64(pageSize)/partBytes, maxParts)))
 	parts = min(parts, len(leaves))
 	per := len(leaves) / max(parts, 1)
 	batchRows := r.opts.BatchRows
