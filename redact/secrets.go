@@ -57,7 +57,7 @@ var secretRules = []secretRule{
 		groups: []int{0}, trig: []string{"aiza"}},
 	{name: "gcp-oauth-token", re: regexp.MustCompile(`\bya29\.[0-9A-Za-z_\-]{20,}`),
 		groups: []int{0}, trig: []string{"ya29."}},
-	{name: "azure-key", re: regexp.MustCompile(`(?i)\b(?:AccountKey|SharedAccessKey|sig)=([A-Za-z0-9+/%]{20,}=*)`),
+	{name: "azure-key", re: regexp.MustCompile(`(?i)\b(?:AccountKey|SharedAccessKey|sig)=([A-Za-z0-9+/%]{20,}[A-Za-z0-9+/%=]*)`),
 		groups: []int{1}, trig: []string{"accountkey", "sharedaccesskey", "sig="}},
 	{name: "github-token", re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`),
 		groups: []int{0}, trig: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}},
@@ -71,7 +71,7 @@ var secretRules = []secretRule{
 		groups: []int{0}, trig: []string{"sk-", "k_live_", "k_test_"}},
 	{name: "authorization", re: regexp.MustCompile(`(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:basic|bearer|token|digest|negotiate|apikey|sharedkey)\s+)?([^\s"',;\x00]+)`),
 		groups: []int{1}, trig: []string{"authorization"}},
-	{name: "bearer", re: regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9\-._~+/]{8,}=*)`),
+	{name: "bearer", re: regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9\-._~+/]{8,}[A-Za-z0-9\-._~+/=]*)`),
 		groups: []int{1}, trig: []string{"bearer"}},
 }
 
