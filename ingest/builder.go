@@ -65,11 +65,21 @@ type dictionary struct {
 // maxCachedID bounds byID: StringIds are dense, from 0.
 const maxCachedID = 1 << 22
 
+// maxPooledIDs bounds the byID a pooled dictionary keeps.
+const maxPooledIDs = 1 << 16
+
 // arenaChunk is the size of the dictionaries' arena chunks; a value of
 // more than a quarter of it gets an allocation of its own.
 const arenaChunk = 256 << 10
 
 var arenaPool = sync.Pool{New: func() any { b := make([]byte, 0, arenaChunk); return &b }}
+
+// dictPool recycles the dictionaries of released builders: a page read
+// makes a builder per part, and a part of 200-byte names is about one
+// batch, so each new dictionary's map grew from empty to the batch's
+// thousands of names, rehashing on the way (0.6 of name-diverse's
+// 10 CPU-s; docs/performance.md, fourth session).
+var dictPool = sync.Pool{New: func() any { return &dictionary{byStr: map[string]int32{}, gen: 1} }}
 
 func (d *dictionary) reset() {
 	d.vals = d.vals[:0]
@@ -129,7 +139,7 @@ func NewBuilder(mem memory.Allocator, t *Table) *Builder {
 	for i, col := range t.Columns {
 		b.cols[i].kind = col.Kind
 		if col.Kind == String {
-			b.cols[i].dict = &dictionary{byStr: map[string]int32{}, gen: 1}
+			b.cols[i].dict = dictPool.Get().(*dictionary)
 		}
 	}
 	return b
@@ -465,6 +475,14 @@ func (b *Builder) Release() {
 		c.buf, c.valid = nil, nil
 		if c.dict != nil {
 			c.dict.reset()
+			// A StringIds cache of a large id space (megabytes) is not
+			// kept for the next builder: pooled, it stayed whole per
+			// part in flight (+16 MB peak on name-diverse).
+			if cap(c.dict.byID) > maxPooledIDs {
+				c.dict.byID = nil
+			}
+			dictPool.Put(c.dict)
+			c.dict = nil
 		}
 	}
 }

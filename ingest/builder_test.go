@@ -60,3 +60,35 @@ func TestStringViews(t *testing.T) {
 		r.Release()
 	}
 }
+
+// TestPooledDictionaries: a released builder's dictionaries serve the next
+// builder (dictPool); nothing of the first builder's batch shows through,
+// neither its strings nor its StringID cache (an id names another string
+// in another table).
+func TestPooledDictionaries(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		b := NewBuilder(memory.DefaultAllocator, Thread)
+		want := make([]string, 0, 300)
+		for i := 0; i < 300; i++ {
+			id := int64(i % 37)
+			name := func(id int64) string { return strings.Repeat("n", int(id)) + string(rune('a'+round)) }
+			b.Int64(0, 1)
+			b.Int64(1, int64(i))
+			b.StringID(2, id, name)
+			b.EndRow()
+			want = append(want, name(id))
+		}
+		r := b.NewBatch()
+		b.Release()
+		s := Str(r, Thread, ColName)
+		for i, w := range want {
+			if got := s.Value(i); got != w {
+				t.Fatalf("round %d row %d: %q, want %q", round, i, got, w)
+			}
+		}
+		if n := s.DictLen(); n != 37 {
+			t.Errorf("round %d: %d dictionary entries, want 37", round, n)
+		}
+		r.Release()
+	}
+}
