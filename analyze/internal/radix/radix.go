@@ -9,9 +9,20 @@ package radix
 
 import (
 	"math/bits"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 )
+
+// parallelMin is the fewest elements per goroutine: a sort of fewer than
+// twice as many runs on the caller's alone.
+const parallelMin = 1 << 16
+
+// workers is how many goroutines sort n elements: one per parallelMin, at
+// most GOMAXPROCS. The result does not depend on it.
+func workers(n int) int { return max(1, min(runtime.GOMAXPROCS(0), n/parallelMin)) }
 
 // SortByKey sorts s by key ascending and, among equal keys, by tie: the
 // order slices.SortFunc gives with a comparator that compares key first
@@ -20,6 +31,12 @@ import (
 // pass, starting at the highest bit in which keys differ), with no second
 // buffer. Input already in order is only checked.
 func SortByKey[T any](s []T, key func(*T) uint64, tie func(x, y T) int) {
+	sortByKey(s, key, tie, workers(len(s)))
+}
+
+// sortByKey is SortByKey on w goroutines: after the first pass the digit
+// buckets are independent, and w goroutines take them in turn.
+func sortByKey[T any](s []T, key func(*T) uint64, tie func(x, y T) int, w int) {
 	// Keys are taken from elements in place: key(&x) of a copy x would
 	// move the copy to the heap, an allocation per comparison.
 	sorted := true
@@ -46,7 +63,28 @@ func SortByKey[T any](s []T, key func(*T) uint64, tie func(x, y T) int) {
 		return
 	}
 	top := 63 - bits.LeadingZeros64(lo^hi) // the highest bit that differs
-	flagSort(s, key, tie, max(top-7, 0))
+	shift := max(top-7, 0)
+	if w <= 1 {
+		flagSort(s, key, tie, shift)
+		return
+	}
+	count := flagPass(s, key, shift)
+	var starts [257]int
+	for d, n := range count {
+		starts[d+1] = starts[d] + n
+	}
+	var next atomic.Int32
+	var wg sync.WaitGroup
+	for range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for d := int(next.Add(1)) - 1; d < 256; d = int(next.Add(1)) - 1 {
+				sortBucket(s[starts[d]:starts[d+1]], key, tie, shift)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // flagSort sorts s, whose keys agree above bit shift+7, by the 8-bit
@@ -56,6 +94,29 @@ func flagSort[T any](s []T, key func(*T) uint64, tie func(x, y T) int, shift int
 		insertionSort(s, key, tie)
 		return
 	}
+	count := flagPass(s, key, shift)
+	from := 0
+	for _, n := range count {
+		sortBucket(s[from:from+n], key, tie, shift)
+		from += n
+	}
+}
+
+// sortBucket sorts b, the elements of one digit at shift, by the bits
+// below it.
+func sortBucket[T any](b []T, key func(*T) uint64, tie func(x, y T) int, shift int) {
+	switch {
+	case len(b) < 2:
+	case shift == 0:
+		slices.SortFunc(b, tie) // one key
+	default:
+		flagSort(b, key, tie, max(shift-8, 0))
+	}
+}
+
+// flagPass moves each element of s to its digit's bucket (the digit at
+// shift), buckets in digit order, and returns their sizes.
+func flagPass[T any](s []T, key func(*T) uint64, shift int) [256]int {
 	var count [256]int
 	for i := range s {
 		count[key(&s[i])>>shift&0xff]++
@@ -78,18 +139,7 @@ func flagSort[T any](s []T, key func(*T) uint64, tie func(x, y T) int, shift int
 			next[e]++
 		}
 	}
-	from := 0
-	for _, n := range count {
-		b := s[from : from+n]
-		from += n
-		switch {
-		case n < 2:
-		case shift == 0:
-			slices.SortFunc(b, tie) // one key
-		default:
-			flagSort(b, key, tie, max(shift-8, 0))
-		}
-	}
+	return count
 }
 
 // insertionSort sorts a short s by key, then tie.
@@ -120,6 +170,13 @@ const digitBits = 11
 // buffer, 11 bits a pass from the lowest, skipping digits every value
 // shares; it reports whether the result is in a (else it is in b[:len(a)]).
 func Uints[K uint32 | uint64](a, b []K) (inA bool) {
+	return uints(a, b, workers(len(a)))
+}
+
+// uints is Uints on w goroutines: each pass, each takes a w-th of the
+// values, counts their digits, and moves them to where the digits'
+// totals and the parts before it put them (the order of a pass on one).
+func uints[K uint32 | uint64](a, b []K, w int) (inA bool) {
 	if len(a) == 0 {
 		return true
 	}
@@ -137,6 +194,12 @@ func Uints[K uint32 | uint64](a, b []K) (inA bool) {
 		if h[src[0]>>(p*digitBits)&(1<<digitBits-1)] == len(a) {
 			continue // every value has this digit
 		}
+		if w > 1 {
+			scatter(src, dst, p*digitBits, w)
+			src, dst = dst, src
+			inA = !inA
+			continue
+		}
 		sum := 0
 		for i, c := range h {
 			h[i] = sum
@@ -151,6 +214,50 @@ func Uints[K uint32 | uint64](a, b []K) (inA bool) {
 		inA = !inA
 	}
 	return inA
+}
+
+// scatter is one pass of uints on w goroutines: src's values to dst,
+// stably by their digit at shift.
+func scatter[K uint32 | uint64](src, dst []K, shift, w int) {
+	n := len(src)
+	per := (n + w - 1) / w
+	hs := make([][1 << digitBits]int, w)
+	each := func(fn func(k int, part []K)) {
+		var wg sync.WaitGroup
+		for k := range w {
+			lo, hi := min(k*per, n), min((k+1)*per, n)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				fn(k, src[lo:hi])
+			}()
+		}
+		wg.Wait()
+	}
+	each(func(k int, part []K) {
+		h := &hs[k]
+		for _, v := range part {
+			h[v>>shift&(1<<digitBits-1)]++
+		}
+	})
+	// Part k's values of digit d go after every value of a lower digit
+	// and after parts 0..k-1's values of d.
+	sum := 0
+	for d := range 1 << digitBits {
+		for k := range w {
+			c := hs[k][d]
+			hs[k][d] = sum
+			sum += c
+		}
+	}
+	each(func(k int, part []K) {
+		h := &hs[k]
+		for _, v := range part {
+			d := v >> shift & (1<<digitBits - 1)
+			dst[h[d]] = v
+			h[d]++
+		}
+	})
 }
 
 // Floats sorts f in place, as slices.Sort does for values without NaN:

@@ -114,3 +114,52 @@ func TestUints(t *testing.T) {
 		}
 	}
 }
+
+// TestParallel: on several goroutines both sorts give exactly what they
+// give on one (SortByKey's elements equal under key and tie included),
+// with parts of uneven size and digits that some parts lack.
+func TestParallel(t *testing.T) {
+	type rec struct {
+		k   int64
+		tie int32
+		id  int
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	key := func(r *rec) uint64 { return TimeKey(r.k) }
+	tie := func(x, y rec) int { return cmp.Compare(x.tie, y.tie) }
+	for _, n := range []int{3 * parallelMin, 3*parallelMin + 17} {
+		s := make([]rec, n)
+		for i := range s {
+			k := 1_700_000_000_000_000_000 + rng.Int64N(1e9)
+			if i%3 == 0 {
+				k = 1_700_000_000_000_000_000 + rng.Int64N(50) // one crowded bucket
+			}
+			s[i] = rec{k, int32(rng.IntN(2)), i}
+		}
+		want := slices.Clone(s)
+		sortByKey(want, key, tie, 1)
+		for _, w := range []int{2, 3, 7} {
+			got := slices.Clone(s)
+			sortByKey(got, key, tie, w)
+			if !slices.Equal(got, want) {
+				t.Fatalf("SortByKey n=%d on %d goroutines differs from one", n, w)
+			}
+		}
+		a := make([]uint32, n)
+		for i := range a {
+			a[i] = rng.Uint32() >> rng.IntN(32)
+		}
+		want32 := slices.Clone(a)
+		slices.Sort(want32)
+		for _, w := range []int{2, 3, 7} {
+			x, b := slices.Clone(a), make([]uint32, n)
+			got := b
+			if uints(x, b, w) {
+				got = x
+			}
+			if !slices.Equal(got, want32) {
+				t.Fatalf("Uints n=%d on %d goroutines differs from slices.Sort", n, w)
+			}
+		}
+	}
+}
