@@ -1355,53 +1355,130 @@ func (g *migAgg) list() []MigrationAgg {
 // kernelSamples calls fn once per kernel name id with want[id] set (every
 // id when want is nil) with the durations of its runs that keep returns
 // true for, sorted ascending. ds is a buffer reused for the next id: fn
-// must not keep it.
+// must not keep it. keep may run on several goroutines at once.
 func (a evidencer) kernelSamples(want []bool, keep func(w gpuWork, start int64) bool, fn func(id int32, ds []float64)) {
-	counts := make([]int, a.c.kernelNames.Len())
+	a.samplesOn(want, keep, fn, minChunk, 0)
+}
+
+// samplesOn is kernelSamples over pieces of at most pieceLen runs on w
+// goroutines (0: as many as the cores and the runs make worth it).
+func (a evidencer) samplesOn(want []bool, keep func(w gpuWork, start int64) bool, fn func(id int32, ds []float64), pieceLen, w int) {
+	nNames := a.c.kernelNames.Len()
+	// The GPU work in pieces, each of one stream. Goroutines take every
+	// w-th piece; each counts its runs per name, then writes them where
+	// the names' counts and the goroutines before it leave room, so the
+	// samples land without locks. A sample's place within its name does
+	// not matter: each name's samples are sorted. With many names the
+	// per-goroutine counts would cost more than they save: one goroutine.
+	type piece struct {
+		k  streamKey
+		ws []gpuWork
+	}
+	var pieces []piece
+	total := 0
 	for k, ws := range a.work {
-		for _, w := range ws {
-			if w.name >= 0 && (want == nil || want[w.name]) && keep(w, w.end-a.wdur(k, w)) {
-				counts[w.name]++
-			}
+		total += len(ws)
+		for len(ws) > 0 {
+			n := min(len(ws), pieceLen)
+			pieces = append(pieces, piece{k, ws[:n]})
+			ws = ws[n:]
 		}
+	}
+	if w == 0 {
+		w = min(runtime.GOMAXPROCS(0), len(pieces), total/minChunk)
+		// On two cores the phase's other tasks keep them busy: split,
+		// its episodes+stats+um took 0.19 s against 0.16 (easy 12M).
+		if nNames > maxSampleNames || fewCores() {
+			w = 1
+		}
+	}
+	w = max(1, min(w, len(pieces)))
+	each := func(fn func(j int, p piece)) {
+		chunkedMin(w, 1, func(lo, hi int) {
+			for j := lo; j < hi; j++ {
+				for i := j; i < len(pieces); i += w {
+					fn(j, pieces[i])
+				}
+			}
+		})
 	}
 	// The samples as uint32s, name by name in one list (4 bytes each, not
 	// a float64 slice per name: at 30M rows two phases held 63 MB each at
-	// once); durations of 4.29 s or more aside.
-	at := make([]int, len(counts)+1)
-	for id, n := range counts {
-		at[id+1] = at[id] + n
-	}
-	flat := make([]uint32, at[len(counts)])
-	next := slices.Clone(at[:len(counts)])
-	long := map[int32][]int64{}
-	for k, ws := range a.work {
-		for _, w := range ws {
-			if w.name >= 0 && counts[w.name] > 0 {
-				d := a.wdur(k, w)
-				if !keep(w, w.end-d) {
-					continue
-				}
-				if w.dur < maxDur {
-					flat[next[w.name]] = w.dur
-					next[w.name]++
-				} else {
-					long[w.name] = append(long[w.name], d)
-				}
+	// once); durations of 4.29 s or more aside (longs), found while
+	// counting.
+	counts := make([][]int32, w)
+	longs := make([]map[int32][]int64, w)
+	each(func(j int, p piece) {
+		if counts[j] == nil {
+			counts[j] = make([]int32, nNames)
+		}
+		c := counts[j]
+		for _, x := range p.ws {
+			if x.name < 0 || (want != nil && !want[x.name]) {
+				continue
 			}
+			d := a.wdur(p.k, x)
+			if !keep(x, x.end-d) {
+				continue
+			}
+			if x.dur < maxDur {
+				c[x.name]++
+				continue
+			}
+			if longs[j] == nil {
+				longs[j] = map[int32][]int64{}
+			}
+			longs[j][x.name] = append(longs[j][x.name], d)
+		}
+	})
+	at := make([]int, nNames+1)
+	next := make([][]int, w) // per goroutine, where its next sample of each name goes
+	for j := range next {
+		next[j] = make([]int, nNames)
+	}
+	for id := range nNames {
+		o := at[id]
+		for j := range w {
+			next[j][id] = o
+			if counts[j] != nil {
+				o += int(counts[j][id])
+			}
+		}
+		at[id+1] = o
+	}
+	flat := make([]uint32, at[nNames])
+	each(func(j int, p piece) {
+		c, nx := counts[j], next[j]
+		for _, x := range p.ws {
+			// A count only for wanted names' short runs that keep took.
+			if x.name < 0 || c[x.name] == 0 || x.dur >= maxDur || !keep(x, x.end-int64(x.dur)) {
+				continue
+			}
+			flat[nx[x.name]] = x.dur
+			nx[x.name]++
+		}
+	})
+	long := map[int32][]int64{}
+	for _, l := range longs {
+		for id, ds := range l {
+			long[id] = append(long[id], ds...)
 		}
 	}
 	var buf []float64
-	for id, n := range counts {
-		if n == 0 {
+	for id := range nNames {
+		seg := flat[at[id]:at[id+1]]
+		if len(seg) == 0 && len(long[int32(id)]) == 0 {
 			continue
 		}
-		seg := flat[at[id]:next[id]]
 		ds := sortedU32(len(seg), func(dst []uint32) { copy(dst, seg) }, long[int32(id)], buf)
 		buf = ds
 		fn(int32(id), ds)
 	}
 }
+
+// maxSampleNames is the most kernel names for which kernelSamples counts
+// on several goroutines (each holds a count per name).
+const maxSampleNames = 1 << 16
 
 // The analysis's later stages are types of their own over the same
 // state, each with the methods of one stage: evidencer (the kernel

@@ -112,20 +112,24 @@ func TestKernelSamples(t *testing.T) {
 				}
 			}
 		}
-		got := map[int32][]float64{}
-		evidencer{a}.kernelSamples(want, keep, func(id int32, ds []float64) {
-			if _, dup := got[id]; dup {
-				t.Errorf("name %d handed twice", id)
+		// One goroutine as the cores choose (these runs are too few for
+		// more), and several over pieces of uneven length.
+		for _, on := range []struct{ piece, w int }{{minChunk, 0}, {500, 3}, {777, 2}, {50, 64}} {
+			got := map[int32][]float64{}
+			evidencer{a}.samplesOn(want, keep, func(id int32, ds []float64) {
+				if _, dup := got[id]; dup {
+					t.Errorf("name %d handed twice", id)
+				}
+				got[id] = slices.Clone(ds)
+			}, on.piece, on.w)
+			if len(got) != len(exp) {
+				t.Errorf("want %v, %+v: %d names, expected %d", want, on, len(got), len(exp))
 			}
-			got[id] = slices.Clone(ds)
-		})
-		if len(got) != len(exp) {
-			t.Errorf("want %v: %d names, expected %d", want, len(got), len(exp))
-		}
-		for id, e := range exp {
-			slices.Sort(e)
-			if !slices.Equal(got[id], e) {
-				t.Errorf("want %v: name %d: %d samples differ from the plain sort (%d)", want, id, len(got[id]), len(e))
+			for id, e := range exp {
+				slices.Sort(e)
+				if !slices.Equal(got[id], e) {
+					t.Errorf("want %v, %+v: name %d: %d samples differ from the plain sort (%d)", want, on, id, len(got[id]), len(e))
+				}
 			}
 		}
 	}
