@@ -46,3 +46,42 @@ func TestRangeNameTable(t *testing.T) {
 		}
 	}
 }
+
+// TestRangeNameTableClashes: names whose hashes agree (all of them here,
+// then two values for all) still get one id each, found again through the
+// probe chain, across the table's growth.
+func TestRangeNameTableClashes(t *testing.T) {
+	for _, hashOf := range []func(i int) uint64{
+		func(int) uint64 { return 0xdeadbeef_00000007 },
+		func(i int) uint64 { return uint64(i%2) << 40 },
+	} {
+		tb := newRangeNameTable()
+		const n = 3000
+		name := func(i int) string { return "layer " + string(rune('a'+i%26)) + " " + itoa(i) }
+		for round := 0; round < 2; round++ {
+			for i := range n {
+				if id := tb.idHashed(name(i), hashOf(i)); id != int32(i) {
+					t.Fatalf("round %d: %q got id %d, want %d", round, name(i), id, i)
+				}
+			}
+		}
+		for i := range n {
+			if id, _ := tb.find(name(i), hashOf(i)); id != int32(i) {
+				t.Fatalf("find(%q) = %d, want %d", name(i), id, i)
+			}
+			if id, _ := tb.find(name(i)+"x", hashOf(i)); id != -1 {
+				t.Fatalf("find of a name never added: %d", id)
+			}
+		}
+		if tb.Len() != n {
+			t.Fatalf("%d names, want %d", tb.Len(), n)
+		}
+	}
+}
+
+func itoa(i int) string {
+	if i < 10 {
+		return string(rune('0' + i))
+	}
+	return itoa(i/10) + string(rune('0'+i%10))
+}
