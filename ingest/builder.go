@@ -475,9 +475,9 @@ func (b *Builder) Release() {
 		c.buf, c.valid = nil, nil
 		if c.dict != nil {
 			c.dict.reset()
-			// A StringIds cache of a large id space (megabytes) is not
-			// kept for the next builder: pooled, it stayed whole per
-			// part in flight (+16 MB peak on name-diverse).
+			// A StringIds cache of a large id space is not kept for
+			// the next builder: a pooled dictionary would hold it whole
+			// (16 MB for name-diverse's 2M kernel name ids) while idle.
 			if cap(c.dict.byID) > maxPooledIDs {
 				c.dict.byID = nil
 			}
