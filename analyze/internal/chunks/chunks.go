@@ -82,6 +82,17 @@ func (l *List[T]) DrainFrom(dst []T, b, i int) []T {
 	return dst
 }
 
+// Take returns l's blocks, in order, and empties l: a block the caller
+// sets to nil is then dropped from memory (unless another list shares it).
+func (l *List[T]) Take() [][]T {
+	if l == nil {
+		return nil
+	}
+	b := l.blocks
+	l.blocks, l.n = nil, 0
+	return b
+}
+
 // Share appends o's blocks to l's, without copying them: the two lists
 // then share those elements, and neither may Push any more (l's last
 // block may be o's).

@@ -46,3 +46,31 @@ func TestList(t *testing.T) {
 		t.Fatal("a nil list is not empty")
 	}
 }
+
+// TestTake: Take hands over the blocks in order and leaves the list empty.
+func TestTake(t *testing.T) {
+	var l List[int]
+	for i := range 1000 {
+		l.Push(i)
+	}
+	bs := l.Take()
+	if l.Len() != 0 || len(l.Blocks()) != 0 {
+		t.Fatalf("after Take: Len %d, %d blocks", l.Len(), len(l.Blocks()))
+	}
+	i := 0
+	for _, b := range bs {
+		for _, v := range b {
+			if v != i {
+				t.Fatalf("element %d is %d", i, v)
+			}
+			i++
+		}
+	}
+	if i != 1000 {
+		t.Fatalf("%d elements, want 1000", i)
+	}
+	var nilList *List[int]
+	if nilList.Take() != nil {
+		t.Fatal("Take of a nil list")
+	}
+}

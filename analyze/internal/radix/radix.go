@@ -73,6 +73,77 @@ func sortByKey[T any](s []T, key func(*T) uint64, tie func(x, y T) int, w int) {
 	for d, n := range count {
 		starts[d+1] = starts[d] + n
 	}
+	sortBuckets(s, &starts, key, tie, shift, w)
+}
+
+// SortBlocksByKey puts the elements of blocks into dst (exactly as long
+// as all of them) sorted as SortByKey sorts them, without first copying
+// them in order: the first digit pass moves each element from its block
+// straight to its digit's bucket in dst, and sets each block to nil once
+// moved (so that a caller who holds no other reference frees it).
+func SortBlocksByKey[T any](dst []T, blocks [][]T, key func(*T) uint64, tie func(x, y T) int) {
+	sortBlocksByKey(dst, blocks, key, tie, workers(len(dst)))
+}
+
+func sortBlocksByKey[T any](dst []T, blocks [][]T, key func(*T) uint64, tie func(x, y T) int, w int) {
+	n := 0
+	var lo, hi uint64
+	for _, b := range blocks {
+		for i := range b {
+			k := key(&b[i])
+			if n == 0 {
+				lo, hi = k, k
+			}
+			lo, hi = min(lo, k), max(hi, k)
+			n++
+		}
+	}
+	if n != len(dst) {
+		panic("radix: SortBlocksByKey: dst is not as long as the blocks")
+	}
+	if n <= 24 || lo == hi {
+		at := 0
+		for i, b := range blocks {
+			at += copy(dst[at:], b)
+			blocks[i] = nil
+		}
+		sortByKey(dst, key, tie, w)
+		return
+	}
+	top := 63 - bits.LeadingZeros64(lo^hi)
+	shift := max(top-7, 0)
+	var count [256]int
+	for _, b := range blocks {
+		for i := range b {
+			count[key(&b[i])>>shift&0xff]++
+		}
+	}
+	var starts [257]int
+	for d, c := range count {
+		starts[d+1] = starts[d] + c
+	}
+	next := starts
+	for j, b := range blocks {
+		for i := range b {
+			d := key(&b[i]) >> shift & 0xff
+			dst[next[d]] = b[i]
+			next[d]++
+		}
+		blocks[j] = nil
+	}
+	sortBuckets(dst, &starts, key, tie, shift, w)
+}
+
+// sortBuckets sorts each of s's 256 digit buckets (s[starts[d]:starts[d+1]],
+// the elements of digit d at shift) by the bits below shift, on w
+// goroutines that take them in turn.
+func sortBuckets[T any](s []T, starts *[257]int, key func(*T) uint64, tie func(x, y T) int, shift, w int) {
+	if w <= 1 {
+		for d := range 256 {
+			sortBucket(s[starts[d]:starts[d+1]], key, tie, shift)
+		}
+		return
+	}
 	var next atomic.Int32
 	var wg sync.WaitGroup
 	for range w {

@@ -163,3 +163,57 @@ func TestParallel(t *testing.T) {
 		}
 	}
 }
+
+// TestSortBlocksByKey: sorting out of blocks gives what SortByKey gives
+// on the blocks in order (the same elements, in the same order of key and
+// tie), on one goroutine and on several, and lets go of every block.
+func TestSortBlocksByKey(t *testing.T) {
+	type rec struct {
+		k   int64
+		tie int32
+		id  int
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	key := func(r *rec) uint64 { return TimeKey(r.k) }
+	tie := func(x, y rec) int { return cmp.Compare(x.tie, y.tie) }
+	order := func(x, y rec) int { return cmp.Or(cmp.Compare(x.k, y.k), tie(x, y)) }
+	byID := func(x, y rec) int { return cmp.Or(order(x, y), cmp.Compare(x.id, y.id)) }
+	for _, n := range []int{0, 5, 24, 25, 1000, 3*parallelMin + 5} {
+		for _, spread := range []int64{1, 3, 1e9} {
+			var blocks [][]rec
+			var all []rec
+			for len(all) < n {
+				b := make([]rec, min(n-len(all), 1+rng.IntN(5000)))
+				for i := range b {
+					b[i] = rec{-5e8 + rng.Int64N(spread), int32(rng.IntN(3)), len(all) + i}
+				}
+				blocks = append(blocks, b)
+				all = append(all, b...)
+			}
+			want := slices.Clone(all)
+			SortByKey(want, key, tie)
+			for _, w := range []int{1, 3} {
+				bs := make([][]rec, len(blocks))
+				for i, b := range blocks {
+					bs[i] = slices.Clone(b)
+				}
+				got := make([]rec, n)
+				sortBlocksByKey(got, bs, key, tie, w)
+				if !slices.IsSortedFunc(got, order) {
+					t.Fatalf("n=%d spread=%d w=%d: not sorted", n, spread, w)
+				}
+				g, e := slices.Clone(got), slices.Clone(want)
+				slices.SortFunc(g, byID)
+				slices.SortFunc(e, byID)
+				if !slices.Equal(g, e) {
+					t.Fatalf("n=%d spread=%d w=%d: the elements differ", n, spread, w)
+				}
+				for i, b := range bs {
+					if b != nil {
+						t.Fatalf("n=%d: block %d kept", n, i)
+					}
+				}
+			}
+		}
+	}
+}
