@@ -16,8 +16,8 @@ import (
 // rebuilt when asked for. A template's digitsToN form is the name's step
 // key, so grouping ranges by key never rebuilds a name.
 type rangeNameTable struct {
-	tmpls  *intern.Table // templates
-	keys   []string      // per template: its step key (digitsToN of the names)
+	tmpls *intern.Table // templates
+	keys  []string      // per template: its step key (digitsToN of the names)
 	// per name: its template and where its digit runs are, each
 	// followed by a '.' (digits[lo:hi]); one record, so that comparing a
 	// name reads one place before the digits
