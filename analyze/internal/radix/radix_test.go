@@ -89,12 +89,7 @@ func TestUints(t *testing.T) {
 			}
 			want := slices.Clone(a)
 			slices.Sort(want)
-			b := make([]uint32, n)
-			got := b
-			if Uints(a, b) {
-				got = a
-			}
-			if !slices.Equal(got, want) {
+			if got := uintsOf(a, 0); !slices.Equal(got, want) {
 				t.Fatalf("uint32 n=%d shift=%d: differs from slices.Sort", n, shift)
 			}
 			a64 := make([]uint64, n)
@@ -103,12 +98,7 @@ func TestUints(t *testing.T) {
 			}
 			want64 := slices.Clone(a64)
 			slices.Sort(want64)
-			b64 := make([]uint64, n)
-			got64 := b64
-			if Uints(a64, b64) {
-				got64 = a64
-			}
-			if !slices.Equal(got64, want64) {
+			if got64 := uintsOf(a64, 0); !slices.Equal(got64, want64) {
 				t.Fatalf("uint64 n=%d shift=%d: differs from slices.Sort", n, shift)
 			}
 		}
@@ -152,12 +142,7 @@ func TestParallel(t *testing.T) {
 		want32 := slices.Clone(a)
 		slices.Sort(want32)
 		for _, w := range []int{2, 3, 7} {
-			x, b := slices.Clone(a), make([]uint32, n)
-			got := b
-			if uints(x, b, w) {
-				got = x
-			}
-			if !slices.Equal(got, want32) {
+			if got := uintsOf(a, w); !slices.Equal(got, want32) {
 				t.Fatalf("Uints n=%d on %d goroutines differs from slices.Sort", n, w)
 			}
 		}
@@ -216,4 +201,17 @@ func TestSortBlocksByKey(t *testing.T) {
 			}
 		}
 	}
+}
+
+// uintsOf returns a copy of a sorted by uints on w goroutines (0: as
+// Uints chooses), from whichever buffer the result ends in.
+func uintsOf[K uint32 | uint64](a []K, w int) []K {
+	x, b := slices.Clone(a), make([]K, len(a))
+	if w == 0 {
+		w = workers(len(a))
+	}
+	if uints(x, b, w) {
+		return x
+	}
+	return b
 }
