@@ -11,11 +11,6 @@ import (
 // TestSortByKey compares SortByKey with slices.SortFunc under the same
 // order (key, then tie) on keys of several spreads, with many ties.
 func TestSortByKey(t *testing.T) {
-	type rec struct {
-		k   int64
-		tie int32
-		id  int // distinguishes elements equal under the order
-	}
 	rng := rand.New(rand.NewPCG(9, 10))
 	gens := map[string]func() int64{
 		"times":    func() int64 { return 1_700_000_000_000_000_000 + rng.Int64N(1e10) },
@@ -24,8 +19,7 @@ func TestSortByKey(t *testing.T) {
 		"wide":     func() int64 { return int64(rng.Uint64()) },
 		"one":      func() int64 { return 42 },
 	}
-	key := func(r *rec) uint64 { return TimeKey(r.k) }
-	tie := func(x, y rec) int { return cmp.Compare(x.tie, y.tie) }
+	key, tie := recKey, recTie
 	order := func(x, y rec) int { return cmp.Or(cmp.Compare(x.k, y.k), tie(x, y)) }
 	for name, gen := range gens {
 		for _, n := range []int{0, 1, 50, 1000, 5000, 100000} {
@@ -109,14 +103,8 @@ func TestUints(t *testing.T) {
 // give on one (SortByKey's elements equal under key and tie included),
 // with parts of uneven size and digits that some parts lack.
 func TestParallel(t *testing.T) {
-	type rec struct {
-		k   int64
-		tie int32
-		id  int
-	}
 	rng := rand.New(rand.NewPCG(11, 12))
-	key := func(r *rec) uint64 { return TimeKey(r.k) }
-	tie := func(x, y rec) int { return cmp.Compare(x.tie, y.tie) }
+	key, tie := recKey, recTie
 	for _, n := range []int{3 * parallelMin, 3*parallelMin + 17} {
 		s := make([]rec, n)
 		for i := range s {
@@ -153,14 +141,8 @@ func TestParallel(t *testing.T) {
 // on the blocks in order (the same elements, in the same order of key and
 // tie), on one goroutine and on several, and lets go of every block.
 func TestSortBlocksByKey(t *testing.T) {
-	type rec struct {
-		k   int64
-		tie int32
-		id  int
-	}
 	rng := rand.New(rand.NewPCG(13, 14))
-	key := func(r *rec) uint64 { return TimeKey(r.k) }
-	tie := func(x, y rec) int { return cmp.Compare(x.tie, y.tie) }
+	key, tie := recKey, recTie
 	order := func(x, y rec) int { return cmp.Or(cmp.Compare(x.k, y.k), tie(x, y)) }
 	byID := func(x, y rec) int { return cmp.Or(order(x, y), cmp.Compare(x.id, y.id)) }
 	for _, n := range []int{0, 5, 24, 25, 1000, 3*parallelMin + 5} {
@@ -215,3 +197,14 @@ func uintsOf[K uint32 | uint64](a []K, w int) []K {
 	}
 	return b
 }
+
+// rec is what the record sorts are tested on: a time key, a tie-breaker
+// and an id that distinguishes elements equal under both.
+type rec struct {
+	k   int64
+	tie int32
+	id  int
+}
+
+func recKey(r *rec) uint64 { return TimeKey(r.k) }
+func recTie(x, y rec) int  { return cmp.Compare(x.tie, y.tie) }
