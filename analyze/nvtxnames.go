@@ -104,11 +104,14 @@ func (t *rangeNameTable) idHashed(s string, h uint64) int32 {
 		t.grow()
 		_, slot = t.find(s, h)
 	}
-	t.slots[slot] = h>>32<<32 | uint64(uint32(id+1))
+	t.slots[slot] = slotOf(h, id)
 	t.hashes = append(t.hashes, h)
 	t.add(s)
 	return id
 }
+
+// slotOf is the slot of the name id whose hash is h.
+func slotOf(h uint64, id int32) uint64 { return h>>32<<32 | uint64(uint32(id+1)) }
 
 // grow doubles the slots (at least 1024) and puts every name back.
 func (t *rangeNameTable) grow() {
@@ -119,7 +122,7 @@ func (t *rangeNameTable) grow() {
 		for t.slots[i] != 0 {
 			i = (i + 1) & mask
 		}
-		t.slots[i] = h>>32<<32 | uint64(uint32(id+1))
+		t.slots[i] = slotOf(h, int32(id))
 	}
 }
 
