@@ -3,7 +3,6 @@ package analyze
 import (
 	"cmp"
 	"fmt"
-	"io"
 	"math"
 	"path/filepath"
 	"runtime"
@@ -30,13 +29,17 @@ func Analyze(src ingest.Source, opts Options) (*Result, error) {
 }
 
 // collectCUDA reads src in collect's one pass, after checking that it
-// holds CUDA activity.
-func collectCUDA(src ingest.Source, phases io.Writer) (*collector, error) {
+// holds CUDA activity; opts.Reading hears when the read begins and ends.
+func collectCUDA(src ingest.Source, opts Options) (*collector, error) {
 	if err := hasCUDA(src); err != nil {
 		return nil, err
 	}
-	done := phase(phases, "collect")
+	done := phase(opts.Phases, "collect")
 	defer done()
+	if opts.Reading != nil {
+		opts.Reading(true)
+		defer opts.Reading(false)
+	}
 	return collect(src)
 }
 
