@@ -262,7 +262,7 @@ type collector struct {
 	// keep their exact duration in longAPI instead. The pass collects them
 	// by process (apiBy, with each process's call span and managed
 	// allocations); finish puts the whole trace's together.
-	apiDurs []*chunks.List[uint32]
+	apiDurs []*durList
 	longAPI map[int32][]int64
 	apiBy   byPid[pidAPI]
 	// calls is filled from callBuf when the pass ends: a list grown by
@@ -635,9 +635,9 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 		pa := c.apiBy.get(p)
 		if d := e - s; d >= 0 && d < maxDur {
 			for int(id) >= len(pa.durs) {
-				pa.durs = append(pa.durs, &chunks.List[uint32]{})
+				pa.durs = append(pa.durs, &durList{})
 			}
-			pa.durs[id].Push(uint32(d))
+			pa.durs[id].push(uint32(d))
 		} else {
 			if pa.long == nil {
 				pa.long = map[int32][]int64{}

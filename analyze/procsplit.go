@@ -58,7 +58,7 @@ func (b *byPid[T]) pids() []int64 { return slices.Sorted(maps.Keys(b.m)) }
 
 // pidAPI is one process's share of the API table.
 type pidAPI struct {
-	durs    []*chunks.List[uint32] // by API id
+	durs    []*durList // by API id
 	long    map[int32][]int64
 	span    span
 	managed int
@@ -83,12 +83,12 @@ func (c *collector) finishByPid() {
 	for _, p := range pids {
 		n = max(n, len(c.apiBy.m[p].durs))
 	}
-	c.apiDurs = make([]*chunks.List[uint32], n)
+	c.apiDurs = make([]*durList, n)
 	for id := range c.apiDurs {
-		all := &chunks.List[uint32]{}
+		all := &durList{}
 		for _, p := range pids {
 			if ds := c.apiBy.m[p].durs; id < len(ds) && ds[id] != nil {
-				all.Share(ds[id])
+				all.share(ds[id])
 			}
 		}
 		c.apiDurs[id] = all
@@ -208,10 +208,11 @@ func (c *collector) process(p int64) *collector {
 		memsets: map[streamKey]*chunks.List[gpuWork]{},
 	}
 	if pa := c.apiBy.m[p]; pa != nil {
-		pc.apiDurs = make([]*chunks.List[uint32], len(pa.durs))
+		pc.apiDurs = make([]*durList, len(pa.durs))
 		for id, ds := range pa.durs {
 			if ds != nil {
-				pc.apiDurs[id] = shared(ds)
+				pc.apiDurs[id] = &durList{}
+				pc.apiDurs[id].share(ds)
 			}
 		}
 		for id, ls := range pa.long {

@@ -58,11 +58,11 @@ func TestSortedDurations(t *testing.T) {
 	for name, gen := range gens {
 		for _, n := range []int{1, 4000, 5000, 70000} {
 			for _, long := range [][]int64{nil, {1 << 33, 5e9}} {
-				var c chunks.List[uint32]
+				var c durList
 				var want []float64
 				for range n {
 					v := gen()
-					c.Push(v)
+					c.push(v)
 					want = append(want, float64(v))
 				}
 				for _, v := range long {
