@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"math"
 	"path/filepath"
 	"runtime"
@@ -29,17 +30,13 @@ func Analyze(src ingest.Source, opts Options) (*Result, error) {
 }
 
 // collectCUDA reads src in collect's one pass, after checking that it
-// holds CUDA activity; opts.Reading hears when the read begins and ends.
-func collectCUDA(src ingest.Source, opts Options) (*collector, error) {
+// holds CUDA activity.
+func collectCUDA(src ingest.Source, phases io.Writer) (*collector, error) {
 	if err := hasCUDA(src); err != nil {
 		return nil, err
 	}
-	done := phase(opts.Phases, "collect")
+	done := phase(phases, "collect")
 	defer done()
-	if opts.Reading != nil {
-		opts.Reading(true)
-		defer opts.Reading(false)
-	}
 	return collect(src)
 }
 

@@ -71,7 +71,7 @@ type NVTXRank struct {
 // returns an error wrapping ingest.ErrNoCUDA when the trace holds no CUDA
 // activity.
 func AnalyzeFile(src ingest.Source, opts Options) (*File, error) {
-	c, err := collectCUDA(src, opts)
+	c, err := collectCUDA(src, opts.Phases)
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ func TestProcessesHandTheirWorkBack(t *testing.T) {
 			tr.Migrate(pid, 0, t0+ms, t0+3*ms, 2<<20, addr)
 		}
 	}
-	c, err := collectCUDA(tr, Options{})
+	c, err := collectCUDA(tr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,11 +35,6 @@ type Options struct {
 	// took, when it ended, CPU time, heap and peak RSS so far (the CLI
 	// sets it to stderr under UMTRACE_PHASES).
 	Phases io.Writer `json:"-"`
-	// Reading, when set, is called with true as the read of a trace
-	// begins and with false as it ends, from the goroutine that reads
-	// (the CLI paces its garbage collector by it: docs/performance.md,
-	// "GC soft limit").
-	Reading func(reading bool) `json:"-"`
 }
 
 // Thresholds are the storm detector's parameters. Every field can be set

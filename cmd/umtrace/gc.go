@@ -9,7 +9,6 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // The GC settings are derived, not fixed. GOGC and GOMEMLIMIT from the
@@ -17,28 +16,17 @@ import (
 // sets a soft memory limit that starts from the size of the traces named
 // on the command line (64 MiB and a tenth of their size) and follows the
 // live heap up: after every collection the limit becomes at least 1.1
-// times the live heap and at least 48 MiB above it while a trace is being
-// read, 1.05 times and 32 MiB above it otherwise (the analysis after the
-// read allocates a quarter as much, in large buffers it soon drops), so a
-// trace that needs more memory than the estimate never makes the GC run
-// back to back, and it never exceeds three quarters of the machine's
-// memory.
+// times the live heap and at least 48 MiB above it, so a trace that needs
+// more memory than the estimate never makes the GC run back to back, and
+// it never exceeds three quarters of the machine's memory.
 // The measurements behind these numbers: docs/performance.md, "GC soft limit".
 
 const (
 	gcBaseBytes     = 64 << 20
 	gcBytesPerInput = 0.1 // limit bytes per byte of input trace
-	// While a trace is read.
-	gcHeadroom    = 1.1
-	gcMinHeadroom = 48 << 20
-	// Otherwise.
-	gcIdleHeadroom    = 1.05
-	gcIdleMinHeadroom = 32 << 20
+	gcHeadroom      = 1.1
+	gcMinHeadroom   = 48 << 20
 )
-
-// gcReading is the running tuner's Options.Reading (nil when GOGC or
-// GOMEMLIMIT is set): addAnalysisFlags hands it to every analysis.
-var gcReading func(bool)
 
 // setupGC applies the derived settings for a run with args.
 func setupGC(args []string) {
@@ -65,16 +53,13 @@ func setupGC(args []string) {
 	}
 	t.floor = min(t.floor, t.ceiling)
 	t.start()
-	gcReading = t.reading
 }
 
 // gcTuner raises the soft memory limit to follow the live heap.
 type gcTuner struct {
 	floor, ceiling int64
+	sample         []metrics.Sample
 	huge           *hugeHeap
-	mu             sync.Mutex // guards what follows: the finalizer goroutine and the readers' set the limit
-	started        bool
-	reads          int // traces being read now
 }
 
 // gcSentinel is garbage as soon as it is made: its finalizer runs after
@@ -82,7 +67,7 @@ type gcTuner struct {
 type gcSentinel struct{ _ [64]byte }
 
 func (t *gcTuner) start() {
-	t.started = true
+	t.sample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	debug.SetMemoryLimit(t.floor)
 	if os.Getenv("GOGC") == "" {
 		// The limit alone paces the collector. Under GOGC=100 a heap
@@ -98,45 +83,16 @@ func (t *gcTuner) arm() { runtime.SetFinalizer(&gcSentinel{}, t.tune) }
 
 func (t *gcTuner) tune(*gcSentinel) {
 	t.huge.advise()
-	t.setLimit()
+	if t.sample == nil {
+		t.arm()
+		return
+	}
+	metrics.Read(t.sample)
+	if t.sample[0].Value.Kind() == metrics.KindUint64 {
+		live := int64(t.sample[0].Value.Uint64())
+		debug.SetMemoryLimit(min(max(t.floor, int64(gcHeadroom*float64(live)), live+gcMinHeadroom), t.ceiling))
+	}
 	t.arm()
-}
-
-// reading is Options.Reading: the headroom follows whether a trace is
-// being read, from now on.
-func (t *gcTuner) reading(on bool) {
-	t.mu.Lock()
-	if on {
-		t.reads++
-	} else {
-		t.reads--
-	}
-	t.mu.Unlock()
-	t.setLimit()
-}
-
-// setLimit sets the soft limit from the live heap of the last collection.
-func (t *gcTuner) setLimit() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.started {
-		return
-	}
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(sample)
-	if sample[0].Value.Kind() != metrics.KindUint64 {
-		return
-	}
-	debug.SetMemoryLimit(t.limit(int64(sample[0].Value.Uint64())))
-}
-
-// limit is the soft limit for a live heap of live bytes.
-func (t *gcTuner) limit(live int64) int64 {
-	f, head := gcIdleHeadroom, int64(gcIdleMinHeadroom)
-	if t.reads > 0 {
-		f, head = gcHeadroom, gcMinHeadroom
-	}
-	return min(max(t.floor, int64(f*float64(live)), live+head), t.ceiling)
 }
 
 // gcCeiling is the highest soft limit: three quarters of the memory the

@@ -67,7 +67,6 @@ func (a *analysisFlags) options() (analyze.Options, error) {
 			return a.opts, usageErr("--%s %v is out of range: want %s", c.flag, c.val, c.want)
 		}
 	}
-	a.opts.Reading = gcReading // gc.go
 	return a.opts, nil
 }
 
