@@ -25,18 +25,20 @@ func NameFlags(s string) NameFlag {
 // (ncclKernel_*, ncclDevKernel_*; demangled names may carry a namespace or
 // a return type).
 func IsNCCLKernel(name string) bool {
-	// One scan for "nccl", not one per word: this runs on every distinct
-	// kernel name (millions of 200-byte templates in some traces).
+	// One scan for "Kernel", whose capital K is rarer in kernel names
+	// than the n of "nccl" (0.27 of name-diverse's 7.5 CPU-s with "nccl"):
+	// this runs on every distinct kernel name (millions of 200-byte
+	// templates in some traces).
 	for i := 0; ; {
-		j := strings.Index(name[i:], "nccl")
+		j := strings.Index(name[i:], "Kernel")
 		if j < 0 {
 			return false
 		}
-		rest := name[i+j+4:]
-		if strings.HasPrefix(rest, "Kernel") || strings.HasPrefix(rest, "DevKernel") {
+		head := name[:i+j]
+		if strings.HasSuffix(head, "nccl") || strings.HasSuffix(head, "ncclDev") {
 			return true
 		}
-		i += j + 4
+		i += j + 6
 	}
 }
 
