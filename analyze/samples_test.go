@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -170,5 +171,39 @@ func (f *startupFilter) remove(samples map[string][]int64) {
 		if len(samples[s.name]) == 0 {
 			delete(samples, s.name)
 		}
+	}
+}
+
+// TestGCAfterRead: a collection follows the read (collectCUDA), before
+// the analysis's own buffers; its phase line comes right after collect's
+// and shows one more collection.
+func TestGCAfterRead(t *testing.T) {
+	r, err := nsys.Open(testshared.Testdata("reproducer", "multi", "multi-process.sqlite"), nsys.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var phases strings.Builder
+	opts := DefaultOptions()
+	opts.Phases = &phases
+	if _, err := AnalyzeFile(r, opts); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(phases.String(), "\n")
+	gcs := func(l string) int {
+		var n int
+		for _, f := range strings.Split(l, ", ") {
+			if _, err := fmt.Sscanf(f, "%d GCs", &n); err == nil {
+				return n
+			}
+		}
+		t.Fatalf("no GC count in %q", l)
+		return 0
+	}
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "umtrace: collect ") || !strings.HasPrefix(lines[1], "umtrace: gc ") {
+		t.Fatalf("phases begin %q, want collect then gc", lines[:min(2, len(lines))])
+	}
+	if a, b := gcs(lines[0]), gcs(lines[1]); b <= a {
+		t.Errorf("%d collections after the gc phase, %d before it", b, a)
 	}
 }
