@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"sort"
 	"strings"
@@ -44,10 +45,27 @@ func collectCUDA(src ingest.Source, phases io.Writer) (*collector, error) {
 	// heap reuses it instead of growing by them on top of it: peak RSS
 	// easy 12M 302 -> 261 MiB, 30M 586 -> 568 MiB, no slower
 	// (docs/performance.md, "Fifth session").
-	done = phase(phases, "gc")
-	runtime.GC()
-	done()
+	if heapObjects() >= gcAfterReadMin {
+		done = phase(phases, "gc")
+		runtime.GC()
+		done()
+	}
 	return c, err
+}
+
+// gcAfterReadMin is the heap (objects, live or not) from which the read's
+// garbage is collected when it ends: below it the collection would cost
+// more than the little it gives back (a variable for tests).
+var gcAfterReadMin uint64 = 64 << 20
+
+// heapObjects is the bytes of the heap's objects, live or not yet swept.
+func heapObjects() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 func hasCUDA(src ingest.Source) error {

@@ -175,9 +175,11 @@ func (f *startupFilter) remove(samples map[string][]int64) {
 }
 
 // TestGCAfterRead: a collection follows the read (collectCUDA), before
-// the analysis's own buffers; its phase line comes right after collect's
-// and shows one more collection.
+// the analysis's own buffers, once the heap is gcAfterReadMin or more; its
+// phase line comes right after collect's and shows one more collection.
 func TestGCAfterRead(t *testing.T) {
+	defer func(m uint64) { gcAfterReadMin = m }(gcAfterReadMin)
+	gcAfterReadMin = 0 // the test trace's heap is small
 	r, err := nsys.Open(testshared.Testdata("reproducer", "multi", "multi-process.sqlite"), nsys.Options{})
 	if err != nil {
 		t.Fatal(err)
