@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"bytes"
 	"github.com/umtrace/umtrace/analyze/internal/intern"
 	"hash/maphash"
 	"strings"
@@ -28,14 +27,19 @@ type rangeNameTable struct {
 	whole map[int32]string
 	// While collecting: the names by hash, in an open-addressing table
 	// (linear probing from the hash's low bits). A slot holds the top 32
-	// bits of a name's hash and its id + 1 (0: empty); a slot whose bits
-	// match is the name only if equal says so. hashes[id] is id's name's
-	// hash, for growing. (A Go map of hash → id, with a second map for
-	// names whose hashes clash, cost two to three cache misses a lookup
-	// against one here: 0.85 of name-diverse's 10 CPU-s.)
+	// bits of a name's hash and its id + 1 (0: empty). hashes[id] is id's
+	// name's hash (for growing) and a second hash of it under another
+	// seed: a slot whose bits match is the name when both hashes are the
+	// name's. Two 64-bit hashes under random seeds are one 128-bit key:
+	// the chance that any of a trace's millions of lookups meets another
+	// name with both is below 10^-26. Comparing the names instead (the
+	// template, then each digit run) was 160 of a lookup's 360 ns on
+	// name-diverse's 200-byte names. (A Go map of hash → id cost two to
+	// three cache misses a lookup against one here.)
 	slots  []uint64
-	hashes []uint64
+	hashes [][2]uint64
 	seed   maphash.Seed
+	seed2  maphash.Seed
 	buf    []byte
 }
 
@@ -47,7 +51,7 @@ type nameRec struct {
 }
 
 func newRangeNameTable() *rangeNameTable {
-	return &rangeNameTable{tmpls: intern.New(), seed: maphash.MakeSeed()}
+	return &rangeNameTable{tmpls: intern.New(), seed: maphash.MakeSeed(), seed2: maphash.MakeSeed()}
 }
 
 // parts returns id's template and digit runs (ok false: the name is kept
@@ -66,13 +70,14 @@ func (t *rangeNameTable) Len() int { return len(t.recs) }
 // lookup returns s's id, if s has one; it only reads the table, so
 // lookups may run concurrently (not with id).
 func (t *rangeNameTable) lookup(s string) (int32, bool) {
-	id, _ := t.find(s, maphash.String(t.seed, s))
+	var h2 uint64
+	id, _ := t.find(s, maphash.String(t.seed, s), &h2)
 	return id, id >= 0
 }
 
 // find returns the id of s, whose hash is h, or -1 and the empty slot
-// where it would go.
-func (t *rangeNameTable) find(s string, h uint64) (id int32, slot uint64) {
+// where it would go; h2 is s's second hash, 0 until find needs it.
+func (t *rangeNameTable) find(s string, h uint64, h2 *uint64) (id int32, slot uint64) {
 	if len(t.slots) == 0 {
 		return -1, 0
 	}
@@ -83,29 +88,39 @@ func (t *rangeNameTable) find(s string, h uint64) (id int32, slot uint64) {
 			return -1, i
 		}
 		if e>>32 == h>>32 {
-			if id := int32(uint32(e)) - 1; t.equal(id, s) {
+			if *h2 == 0 {
+				*h2 = t.hash2(s)
+			}
+			if id := int32(uint32(e)) - 1; t.hashes[id] == [2]uint64{h, *h2} {
 				return id, i
 			}
 		}
 	}
 }
 
+// hash2 is s's second hash (never 0: 0 stands for not yet computed).
+func (t *rangeNameTable) hash2(s string) uint64 { return maphash.String(t.seed2, s) | 1 }
+
 // id returns s's id, adding it when new.
 func (t *rangeNameTable) id(s string) int32 { return t.idHashed(s, maphash.String(t.seed, s)) }
 
 // idHashed is id of s, whose hash is h.
 func (t *rangeNameTable) idHashed(s string, h uint64) int32 {
-	id, slot := t.find(s, h)
+	var h2 uint64
+	id, slot := t.find(s, h, &h2)
 	if id >= 0 {
 		return id
 	}
 	id = int32(len(t.recs))
 	if 2*(len(t.hashes)+1) > len(t.slots) {
 		t.grow()
-		_, slot = t.find(s, h)
+		_, slot = t.find(s, h, &h2)
+	}
+	if h2 == 0 {
+		h2 = t.hash2(s)
 	}
 	t.slots[slot] = slotOf(h, id)
-	t.hashes = append(t.hashes, h)
+	t.hashes = append(t.hashes, [2]uint64{h, h2})
 	t.add(s)
 	return id
 }
@@ -117,7 +132,8 @@ func slotOf(h uint64, id int32) uint64 { return h>>32<<32 | uint64(uint32(id+1))
 func (t *rangeNameTable) grow() {
 	t.slots = make([]uint64, max(1024, 2*len(t.slots)))
 	mask := uint64(len(t.slots) - 1)
-	for id, h := range t.hashes {
+	for id, hh := range t.hashes {
+		h := hh[0]
 		i := h & mask
 		for t.slots[i] != 0 {
 			i = (i + 1) & mask
@@ -206,38 +222,6 @@ func (t *rangeNameTable) prefix(id int32, n int) string {
 		ds = ds[j+1:]
 	}
 	return string(b)
-}
-
-// equal reports whether id's name is s, without building it.
-func (t *rangeNameTable) equal(id int32, s string) bool {
-	tm, ds, ok := t.parts(id)
-	if !ok {
-		return t.whole[id] == s
-	}
-	// Runs of template bytes and digit runs compared whole (memequal),
-	// not byte by byte: names are ~160 bytes with a few numbers.
-	k := 0 // in s
-	for len(tm) > 0 {
-		lit := strings.IndexByte(tm, 0)
-		if lit < 0 {
-			lit = len(tm)
-		}
-		if k+lit > len(s) || s[k:k+lit] != tm[:lit] {
-			return false
-		}
-		k += lit
-		if lit == len(tm) {
-			break
-		}
-		tm = tm[lit+1:]
-		j := bytes.IndexByte(ds, '.')
-		if k+j > len(s) || s[k:k+j] != string(ds[:j]) {
-			return false
-		}
-		k += j
-		ds = ds[j+1:]
-	}
-	return k == len(s)
 }
 
 // key returns digitsToN of id's name.
