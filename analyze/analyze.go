@@ -55,8 +55,8 @@ func collectCUDA(src ingest.Source, phases io.Writer) (*collector, error) {
 
 // gcAfterReadMin is the heap (objects, live or not) from which the read's
 // garbage is collected when it ends: below it the collection would cost
-// more than the little it gives back (a variable for tests).
-var gcAfterReadMin uint64 = 64 << 20
+// more than the little it gives back.
+const gcAfterReadMin = 64 << 20
 
 // heapObjects is the bytes of the heap's objects, live or not yet swept.
 func heapObjects() uint64 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -178,8 +179,10 @@ func (f *startupFilter) remove(samples map[string][]int64) {
 // the analysis's own buffers, once the heap is gcAfterReadMin or more; its
 // phase line comes right after collect's and shows one more collection.
 func TestGCAfterRead(t *testing.T) {
-	defer func(m uint64) { gcAfterReadMin = m }(gcAfterReadMin)
-	gcAfterReadMin = 0 // the test trace's heap is small
+	// The test trace's heap is small: a live ballast takes it past
+	// gcAfterReadMin.
+	ballast := make([]byte, gcAfterReadMin+1<<20)
+	defer runtime.KeepAlive(ballast)
 	r, err := nsys.Open(testshared.Testdata("reproducer", "multi", "multi-process.sqlite"), nsys.Options{})
 	if err != nil {
 		t.Fatal(err)
