@@ -168,8 +168,16 @@ func analyzeProcesses(c *collector, src ingest.Source, pids []int64, opts Option
 // copy of its process's records and runs its own phases in parallel: half
 // the cores at once (all four processes of address-diverse 12M on 16
 // cores) finished no sooner than two (1.75-1.85 s against 1.72-2.03 s)
-// and peaked 60 MB higher (391 against 331 MB).
-func procsAtOnce() int { return 2 }
+// and peaked 60 MB higher (391 against 331 MB). With fewer than four
+// cores, one: on two, two at once were no faster (3.65 against 3.70 s
+// median of 7, address-diverse 12M) and peaked 33 MiB higher (337
+// against 304 MiB): docs/performance.md, "Fifth session".
+func procsAtOnce() int {
+	if fewCores() {
+		return 1
+	}
+	return 2
+}
 
 // parallelN runs fn(0..n-1), at most cap(sem) at a time.
 func parallelN(n int, sem chan struct{}, fn func(i int)) {
