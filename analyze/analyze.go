@@ -461,7 +461,7 @@ func (c *collector) sorts() []func() {
 		})
 	}, func() {
 		radix.SortByKey(c.gfaults, func(x *gfault) uint64 { return radix.TimeKey(x.start) }, func(x, y gfault) int {
-			return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(x.addr, y.addr), cmp.Compare(x.pid, y.pid), cmp.Compare(x.n, y.n), cmp.Compare(x.dev, y.dev))
+			return cmp.Or(cmp.Compare(x.dur, y.dur), cmp.Compare(x.addr, y.addr), cmp.Compare(x.pid, y.pid), cmp.Compare(x.n, y.n), cmp.Compare(x.dev, y.dev))
 		})
 	}, func() {
 		radix.SortByKey(c.cfaults, func(x *cfault) uint64 { return radix.TimeKey(x.t) }, func(x, y cfault) int {
@@ -824,7 +824,7 @@ func faultUnion(gfaults []gfault, migrations []migration, given map[int64][]span
 		if j == len(migrations) || (i < len(gfaults) && gfaults[i].start <= migrations[j].start) {
 			g := &gfaults[i]
 			i++
-			add(g.pid, span{g.start, max(g.end, g.start+1)})
+			add(int64(g.pid), span{g.start, max(g.end(), g.start+1)})
 			continue
 		}
 		m := &migrations[j]
@@ -1209,7 +1209,7 @@ func (a evidencer) evidence(e *Episode) {
 	}
 	for i := sort.Search(len(c.gfaults), func(i int) bool { return c.gfaults[i].start >= lo }); i < len(c.gfaults) && c.gfaults[i].start < hi; i++ {
 		e.GPUFaultGroups++
-		e.GPUFaults += c.gfaults[i].n
+		e.GPUFaults += int64(c.gfaults[i].n)
 	}
 	sites := map[string]*NameCount{}
 	for i := sort.Search(len(c.cfaults), func(i int) bool { return c.cfaults[i].t >= lo }); i < len(c.cfaults) && c.cfaults[i].t < hi; i++ {

@@ -85,12 +85,29 @@ type migration struct {
 
 func (m *migration) end() int64 { return m.start + int64(m.dur) }
 
+// gfault is one GPU page-fault group in 32 bytes (48 with int64 fields:
+// 300k of them at 12M rows). dur is its end minus its start, 0 for an end
+// before the start (every figure took those as 0 long); dur and n
+// saturate at 2^32-1 (4.29 s, 4.29G faults a group), and
+// collector.gclamped counts such records by process. pid is nsys's 24-bit
+// process id, dev the deviceId.
 type gfault struct {
-	start, end int64
-	pid        int64
-	addr       uint64
-	n          int64
-	dev        int64 // deviceId (per-device figures and lanes)
+	start int64
+	addr  uint64
+	dur   uint32
+	n     uint32
+	pid   int32
+	dev   int32 // per-device figures and lanes
+}
+
+func (g *gfault) end() int64 { return g.start + int64(g.dur) }
+
+// newGFault returns the fault group of the row's fields, and whether a
+// field was clamped.
+func newGFault(start, end, pid int64, addr uint64, n, dev int64) (gfault, bool) {
+	d := max(end-start, 0)
+	clamped := d > maxDur || n < 0 || n > math.MaxUint32
+	return gfault{start: start, addr: addr, dur: uint32(min(d, maxDur)), n: uint32(min(max(n, 0), math.MaxUint32)), pid: int32(pid), dev: int32(dev)}, clamped
 }
 
 type cfault struct {
@@ -312,6 +329,7 @@ type collector struct {
 	migrations []migration
 	clamped    int // migrations whose duration or size exceeded 32 bits
 	gfaults    []gfault
+	gclamped   map[int64]int // GPU fault records clamped to 32 bits, by process (one goroutine reads the table)
 	cfaults    []cfault
 	siteNames  *intern.Table
 	allocs     []alloc
@@ -843,7 +861,14 @@ func (c *collector) addGPUFault(r arrow.RecordBatch) {
 	pid, n := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColNumFaults)
 	addr, dev := ingest.U64(r, t, ingest.ColAddress), ingest.I64(r, t, ingest.ColDeviceID)
 	for i := 0; i < int(r.NumRows()); i++ {
-		c.gfaults = push(c.gfaults, gfault{start: st.Value(i), end: en.Value(i), pid: pid.Value(i), addr: addr.Value(i), n: n.Value(i), dev: dev.Value(i)})
+		g, clamped := newGFault(st.Value(i), en.Value(i), pid.Value(i), addr.Value(i), n.Value(i), dev.Value(i))
+		if clamped {
+			if c.gclamped == nil {
+				c.gclamped = map[int64]int{}
+			}
+			c.gclamped[int64(g.pid)]++
+		}
+		c.gfaults = push(c.gfaults, g)
 	}
 }
 

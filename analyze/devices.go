@@ -558,7 +558,7 @@ func procFigures(c *collector) map[int64]*procAcc {
 		x.total += cl.dur()
 	}
 	for _, f := range c.gfaults {
-		get(f.pid).gf += f.n
+		get(int64(f.pid)).gf += int64(f.n)
 	}
 	for _, f := range c.cfaults {
 		get(f.pid).cf++
@@ -637,8 +637,8 @@ func episodeOwner(c *collector, e *Episode, oneProc bool, procs map[int64]*procA
 	faults := map[int64]int64{}
 	gf := c.gfaults // sorted by start (sortInputs)
 	for i := sort.Search(len(gf), func(i int) bool { return gf[i].start >= e.StartNs }); i < len(gf) && gf[i].start < e.EndNs; i++ {
-		if gf[i].pid == best {
-			faults[gf[i].dev] += gf[i].n
+		if int64(gf[i].pid) == best {
+			faults[int64(gf[i].dev)] += int64(gf[i].n)
 		}
 	}
 	dv, dn := int64(-1), int64(0)

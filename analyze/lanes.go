@@ -176,7 +176,7 @@ func (a timeliner) fillLanes(lb *laneBins, streamDev map[int64]int64) {
 		}
 	}
 	for _, f := range c.gfaults {
-		lb.of(f.dev)[lb.bin(f.start)].GPUFaults += f.n
+		lb.of(int64(f.dev))[lb.bin(f.start)].GPUFaults += int64(f.n)
 	}
 	for _, f := range c.cfaults {
 		lb.host[lb.bin(f.t)].CPUFaults++

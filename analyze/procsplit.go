@@ -159,7 +159,7 @@ func (c *collector) markProcs(pids []int64) *procOrds {
 	}
 	parallel(func() {
 		o.calls = marks(c.calls, len(pids), func(x *call) uint8 { return of(x.pid) })
-		o.gfaults = marks(c.gfaults, len(pids), func(x *gfault) uint8 { return of(x.pid) })
+		o.gfaults = marks(c.gfaults, len(pids), func(x *gfault) uint8 { return of(int64(x.pid)) })
 		o.cfaults = marks(c.cfaults, len(pids), func(x *cfault) uint8 { return of(x.pid) })
 	}, func() {
 		o.migrations = marks(c.migrations, len(pids), func(x *migration) uint8 { return of(int64(x.pid)) })
@@ -251,6 +251,9 @@ func (c *collector) process(p int64) *collector {
 	pc.calls = take(c.calls, &o.calls, k)
 	pc.migrations = take(c.migrations, &o.migrations, k)
 	pc.gfaults = take(c.gfaults, &o.gfaults, k)
+	if n := c.gclamped[p]; n > 0 {
+		pc.gclamped = map[int64]int{p: n}
+	}
 	pc.cfaults = take(c.cfaults, &o.cfaults, k)
 	pc.ranges = take(c.ranges, &o.ranges, k)
 	pc.allocs = take(c.allocs, &o.allocs, k)

@@ -14,7 +14,7 @@ func TestMarkProcs(t *testing.T) {
 	pids := []int64{10, 20, 30}
 	for i, p := range []int64{20, 10, 99, 30, 20, 20, 10, 99, 30} {
 		c.calls = append(c.calls, call{start: int64(i), pid: p})
-		c.gfaults = append(c.gfaults, gfault{start: int64(i), pid: p})
+		c.gfaults = append(c.gfaults, gfault{start: int64(i), pid: int32(p)})
 		c.migrations = append(c.migrations, migration{start: int64(i), pid: int32(p)})
 	}
 	o := c.markProcs(pids)
@@ -25,7 +25,7 @@ func TestMarkProcs(t *testing.T) {
 		if got, want := take(c.calls, &o.calls, k), filterByPid(c.calls, p, func(x *call) int64 { return x.pid }); !slices.Equal(got, want) || len(want) == 0 {
 			t.Errorf("pid %d calls: %v, want %v", p, got, want)
 		}
-		if got, want := take(c.gfaults, &o.gfaults, k), filterByPid(c.gfaults, p, func(x *gfault) int64 { return x.pid }); !slices.Equal(got, want) {
+		if got, want := take(c.gfaults, &o.gfaults, k), filterByPid(c.gfaults, p, func(x *gfault) int64 { return int64(x.pid) }); !slices.Equal(got, want) {
 			t.Errorf("pid %d faults: %v, want %v", p, got, want)
 		}
 		if got, want := take(c.migrations, &o.migrations, k), filterByPid(c.migrations, p, func(x *migration) int64 { return int64(x.pid) }); !slices.Equal(got, want) {

@@ -152,8 +152,8 @@ func (a summarizer) umSummary() {
 	u.Migrations = agg.list()
 	for _, g := range c.gfaults {
 		u.GPUFaultGroups++
-		u.GPUFaults += g.n
-		u.GPUFaultNs += max(g.end-g.start, 0)
+		u.GPUFaults += int64(g.n)
+		u.GPUFaultNs += int64(g.dur)
 	}
 	u.CPUFaults = int64(len(c.cfaults))
 	u.GPUFaultCollection = collection(a.info.CollectGPUFaults, u.GPUFaultGroups > 0)
@@ -239,7 +239,7 @@ func (a summarizer) topRanges() []AddrRange {
 		return at(k)
 	}
 	for _, g := range c.gfaults {
-		find(g.addr).gpu += g.n
+		find(g.addr).gpu += int64(g.n)
 	}
 	for _, f := range c.cfaults {
 		find(f.addr).cpu++
@@ -362,7 +362,7 @@ func (a summarizer) stepRow(i int) Step {
 		row.BlockedNs += cur.hi - cur.lo
 	}
 	for j := sort.Search(len(c.gfaults), func(j int) bool { return c.gfaults[j].start >= s.start }); j < len(c.gfaults) && c.gfaults[j].start < s.end; j++ {
-		row.GPUFaults += c.gfaults[j].n
+		row.GPUFaults += int64(c.gfaults[j].n)
 	}
 	for j := sort.Search(len(c.cfaults), func(j int) bool { return c.cfaults[j].t >= s.start }); j < len(c.cfaults) && c.cfaults[j].t < s.end; j++ {
 		row.CPUFaults++
@@ -618,6 +618,9 @@ func (a summarizer) warnings() {
 	if a.c.clamped > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d migration records longer than 4.29 s or larger than 4 GiB were clamped to those values", a.c.clamped))
 	}
+	if n := sumValues(a.c.gclamped); n > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d GPU page-fault records longer than 4.29 s or of a fault count outside 0..2^32-1 were clamped to those bounds", n))
+	}
 	if len(a.c.migrations) > 0 && !in.HasMigrationCause {
 		r.Warnings = append(r.Warnings, "this export has no migrationCause column: migrations cannot be split into fault-driven and requested")
 	}
@@ -777,8 +780,8 @@ func (a timeliner) fillBins(bins []TimelineBin, keep func(pid int64) bool) []Tim
 		}
 	}
 	for _, g := range c.gfaults {
-		if keep(g.pid) {
-			bins[bin(g.start)].GPUFaults += g.n
+		if keep(int64(g.pid)) {
+			bins[bin(g.start)].GPUFaults += int64(g.n)
 		}
 	}
 	for _, f := range c.cfaults {
@@ -821,4 +824,13 @@ func (a timeliner) laneStorms() {
 		l := &a.res.Timeline.Lanes[i]
 		a.markStorms(l.Bins, func(q int64) bool { return q == l.Pid })
 	}
+}
+
+// sumValues is the sum of m's values.
+func sumValues(m map[int64]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }

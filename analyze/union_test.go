@@ -1,15 +1,20 @@
 package analyze
 
 import (
+	"math"
 	"slices"
+	"strings"
 	"testing"
+	"unsafe"
+
+	"github.com/umtrace/umtrace/ingest/ingesttest"
 )
 
 // TestFaultUnion: a process's GPU fault groups and demand migrations merge
 // into disjoint spans (a prefetch does not count, an empty fault group
 // counts as 1 ns); a process whose own analysis gave its union keeps it.
 func TestFaultUnion(t *testing.T) {
-	gf := []gfault{{start: 0, end: 10, pid: 1}, {start: 5, end: 20, pid: 1}, {start: 100, end: 100, pid: 1}, {start: 0, end: 50, pid: 2}}
+	gf := []gfault{{start: 0, dur: 10, pid: 1}, {start: 5, dur: 15, pid: 1}, {start: 100, dur: 0, pid: 1}, {start: 0, dur: 50, pid: 2}}
 	mig := []migration{
 		{start: 15, dur: 15, pid: 1, kind: 11, cause: 2}, // page fault: joins [0,20)
 		{start: 40, dur: 10, pid: 1, kind: 11, cause: 1}, // user prefetch: not demand
@@ -23,5 +28,70 @@ func TestFaultUnion(t *testing.T) {
 	}
 	if !slices.Equal(u[2], given[2]) || len(u) != 2 {
 		t.Errorf("pid 2: %v (want the given %v), %d processes", u[2], given[2], len(u))
+	}
+}
+
+// TestNewGFault: a fault group's end before its start is a 0 ns group (as
+// every figure took it), and only durations past 4.29 s or counts outside
+// 0..2^32-1 are clamped, to those bounds, and said to be.
+func TestNewGFault(t *testing.T) {
+	for _, c := range []struct {
+		start, end, n int64
+		dur, count    uint32
+		clamped       bool
+	}{
+		{100, 250, 7, 150, 7, false},
+		{100, 40, 7, 0, 7, false}, // an end before the start
+		{0, math.MaxUint32, 1, math.MaxUint32, 1, false},
+		{0, math.MaxUint32 + 1, 1, math.MaxUint32, 1, true},
+		{0, 10, math.MaxUint32, 10, math.MaxUint32, false},
+		{0, 10, math.MaxUint32 + 1, 10, math.MaxUint32, true},
+		{0, 10, -3, 10, 0, true},
+	} {
+		g, clamped := newGFault(c.start, c.end, 4242, 0x7f00, c.n, 1)
+		if g.dur != c.dur || g.n != c.count || clamped != c.clamped || g.end() != c.start+int64(c.dur) || g.pid != 4242 || g.dev != 1 || g.addr != 0x7f00 {
+			t.Errorf("newGFault(%d, %d, n %d) = %+v, clamped %v; want dur %d, n %d, clamped %v", c.start, c.end, c.n, g, clamped, c.dur, c.count, c.clamped)
+		}
+	}
+	if s := unsafe.Sizeof(gfault{}); s != 32 {
+		t.Errorf("a gfault is %d bytes, want 32", s)
+	}
+}
+
+// TestGFaultClampedWarned: a GPU fault group longer than 4.29 s is
+// clamped and the result says so, the whole file's and its process's
+// (split) alike; the other process's result does not.
+func TestGFaultClampedWarned(t *testing.T) {
+	const ms = int64(1_000_000)
+	tr := ingesttest.New("long-fault.sqlite")
+	for _, pid := range []int64{100, 200} {
+		tr.Call(pid, 1, "cudaLaunchKernel", 0, ms/100)
+		tr.Kernel(pid, 0, 7, "gemm_kernel", ms/10, 4*ms)
+		tr.Call(pid, 1, "cudaDeviceSynchronize", 3*ms, 4*ms)
+	}
+	tr.GPUFault(100, 0, ms, ms+5_000*ms, 0x7f00_0000_0000, 16) // 5 s
+	tr.GPUFault(200, 0, ms, 2*ms, 0x7f10_0000_0000, 16)
+	opts := DefaultOptions()
+	opts.SplitProcesses = true
+	f, err := AnalyzeFile(tr, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warned := func(r *Result) bool {
+		for _, w := range r.Warnings {
+			if strings.HasPrefix(w, "1 GPU page-fault records longer than 4.29 s") {
+				return true
+			}
+		}
+		return false
+	}
+	if !warned(f.Whole) {
+		t.Errorf("whole file: no clamp warning in %q", f.Whole.Warnings)
+	}
+	if len(f.Processes) != 2 || !warned(f.Processes[0]) || warned(f.Processes[1]) {
+		t.Errorf("processes: %d results; want the warning in pid 100's only", len(f.Processes))
+	}
+	if got := f.Whole.UnifiedMemory.GPUFaultNs; got != math.MaxUint32+ms {
+		t.Errorf("GPU fault time %d ns, want the clamped group's %d and the other's %d", got, int64(math.MaxUint32), ms)
 	}
 }
