@@ -110,10 +110,12 @@ func newGFault(start, end, pid int64, addr uint64, n, dev int64) (gfault, bool) 
 	return gfault{start: start, addr: addr, dur: uint32(min(d, maxDur)), n: uint32(min(max(n, 0), math.MaxUint32)), pid: int32(pid), dev: int32(dev)}, clamped
 }
 
+// cfault is one CPU page fault in 24 bytes; pid is nsys's 24-bit process
+// id.
 type cfault struct {
 	t    int64
-	pid  int64
 	addr uint64
+	pid  int32
 	site int32
 }
 
@@ -886,7 +888,7 @@ func (c *collector) addCPUFault(r arrow.RecordBatch) {
 			site = c.siteNames.ID(siteLabel(fn.Value(i), mod.Value(i), file.Value(i), line.Value(i)))
 			cache[key] = site
 		}
-		c.cfaults = push(c.cfaults, cfault{t: st.Value(i), pid: pid.Value(i), addr: addr.Value(i), site: site})
+		c.cfaults = push(c.cfaults, cfault{t: st.Value(i), pid: int32(pid.Value(i)), addr: addr.Value(i), site: site})
 	}
 }
 

@@ -561,7 +561,7 @@ func procFigures(c *collector) map[int64]*procAcc {
 		get(int64(f.pid)).gf += int64(f.n)
 	}
 	for _, f := range c.cfaults {
-		get(f.pid).cf++
+		get(int64(f.pid)).cf++
 	}
 	for k := range c.multi.pidDev {
 		get(k.pid)

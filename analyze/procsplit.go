@@ -160,7 +160,7 @@ func (c *collector) markProcs(pids []int64) *procOrds {
 	parallel(func() {
 		o.calls = marks(c.calls, len(pids), func(x *call) uint8 { return of(x.pid) })
 		o.gfaults = marks(c.gfaults, len(pids), func(x *gfault) uint8 { return of(int64(x.pid)) })
-		o.cfaults = marks(c.cfaults, len(pids), func(x *cfault) uint8 { return of(x.pid) })
+		o.cfaults = marks(c.cfaults, len(pids), func(x *cfault) uint8 { return of(int64(x.pid)) })
 	}, func() {
 		o.migrations = marks(c.migrations, len(pids), func(x *migration) uint8 { return of(int64(x.pid)) })
 		o.ranges = marks(c.ranges, len(pids), func(x *rangeRec) uint8 { return of(c.rangePid(x)) })

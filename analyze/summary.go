@@ -785,7 +785,7 @@ func (a timeliner) fillBins(bins []TimelineBin, keep func(pid int64) bool) []Tim
 		}
 	}
 	for _, f := range c.cfaults {
-		if keep(f.pid) {
+		if keep(int64(f.pid)) {
 			bins[bin(f.t)].CPUFaults++
 		}
 	}

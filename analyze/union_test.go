@@ -56,6 +56,9 @@ func TestNewGFault(t *testing.T) {
 	if s := unsafe.Sizeof(gfault{}); s != 32 {
 		t.Errorf("a gfault is %d bytes, want 32", s)
 	}
+	if s := unsafe.Sizeof(cfault{}); s != 24 {
+		t.Errorf("a cfault is %d bytes, want 24", s)
+	}
 }
 
 // TestGFaultClampedWarned: a GPU fault group longer than 4.29 s is
