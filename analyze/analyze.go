@@ -43,7 +43,7 @@ func collectCUDA(src ingest.Source, phases io.Writer) (*collector, error) {
 	// garbage beside the records; collected now, before the analysis's
 	// own large buffers (apiStats' sort buffer, the merged GPU work), the
 	// heap reuses it instead of growing by them on top of it: peak RSS
-	// easy 12M 302 -> 261 MiB, 30M 586 -> 568 MiB, no slower
+	// easy 12M 280 -> 265 MiB, a few MiB on the other shapes, no slower
 	// (docs/performance.md, "Fifth session").
 	if heapObjects() >= gcAfterReadMin {
 		done = phase(phases, "gc")

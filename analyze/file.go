@@ -169,9 +169,9 @@ func analyzeProcesses(c *collector, src ingest.Source, pids []int64, opts Option
 // the cores at once (all four processes of address-diverse 12M on 16
 // cores) finished no sooner than two (1.75-1.85 s against 1.72-2.03 s)
 // and peaked 60 MB higher (391 against 331 MB). With fewer than four
-// cores, one: on two, two at once were no faster (3.65 against 3.70 s
-// median of 7, address-diverse 12M) and peaked 33 MiB higher (337
-// against 304 MiB): docs/performance.md, "Fifth session".
+// cores, one: on two, one at a time peaks 20 MiB lower (address-diverse
+// 12M, 323 against 303 MiB) for 5-8% more wall time (2.82 against 3.05 s
+// median of 7): docs/performance.md, "Fifth session".
 func procsAtOnce() int {
 	if fewCores() {
 		return 1
