@@ -18,8 +18,7 @@ type rangeNameTable struct {
 	tmpls *intern.Table // templates
 	keys  []string      // per template: its step key (digitsToN of the names)
 	// per name: its template and where its digit runs are, each
-	// followed by a '.' (digits[lo:hi]); one record, so that comparing a
-	// name reads one place before the digits
+	// followed by a '.' (digits[lo:hi]), in one record
 	recs   []nameRec
 	digits []byte
 	// names holding \x00 themselves, or whose digit runs pass 4 GiB in

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"strings"
 	"time"
 )
@@ -25,24 +24,8 @@ func phase(w io.Writer, name string) func() {
 	return func() {
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
-		if os.Getenv("UMTRACE_HEAPAT") == name {
-			heapProfile(name)
-		}
 		fmt.Fprintf(w, "umtrace: %-16s %7.3f s  (ends at %6.3f s%s, allocated %5d MiB, heap %4d MiB, %d GCs%s)\n", name, time.Since(t).Seconds(), time.Since(phaseEpoch).Seconds(), cpuSoFar(), m.TotalAlloc>>20, m.HeapAlloc>>20, m.NumGC, peakRSS())
 	}
-}
-
-// heapProfile writes the live heap at the end of phase name to the file
-// UMTRACE_HEAPAT_FILE (UMTRACE_HEAPAT=name; with UMTRACE_MEMPROFILE, which
-// sets the sampling rate): what is held there, for performance work.
-func heapProfile(name string) {
-	f, err := os.Create(os.Getenv("UMTRACE_HEAPAT_FILE"))
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	runtime.GC()
-	pprof.Lookup("heap").WriteTo(f, 0)
 }
 
 // peakRSS is ", peak RSS N MiB" from /proc/self/status (VmHWM), or "" where

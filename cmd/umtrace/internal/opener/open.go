@@ -8,7 +8,6 @@ package opener
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -64,8 +63,8 @@ func (o Opener) Analyze(path string, opts analyze.Options) (*Trace, error) {
 	if err != nil {
 		return nil, &exitcode.Error{Code: inputCode(err), Err: named(path, salvageHint(err))}
 	}
-	if opts.Phases == nil && os.Getenv("UMTRACE_PHASES") != "" {
-		opts.Phases = os.Stderr // per-phase timings, for performance work (docs/performance.md)
+	if opts.Phases == nil {
+		opts.Phases = phasesOut() // per-phase timings, for performance work (phases.go)
 	}
 	f, err := analyze.AnalyzeFile(r, opts)
 	if err != nil {
