@@ -680,17 +680,20 @@ func (a *analysis) apiStats() {
 	}
 	r.APIs = []APIStats{}
 	r.SyncAPIs = []APIStats{}
-	emit := func(id int32, ds []float64) { // ds sorted
+	emit := func(id int32, d Dist, samples func() []int64) {
 		name := c.apiNames.At(id)
-		s := APIStats{Name: name, Dist: summarizeSorted(ds)}
+		s := APIStats{Name: name, Dist: d}
 		if cl, ok := HostBlocking[name]; ok {
 			s.Kind = cl.Kind
 			r.SyncAPIs = append(r.SyncAPIs, s)
 			if a.sync != nil {
-				a.sync[name] = samplesOf(ds)
+				a.sync[name] = samples()
 			}
 		}
 		r.APIs = append(r.APIs, s)
+	}
+	emitSorted := func(id int32, ds []float64) { // ds sorted
+		emit(id, summarizeSorted(ds), func() []int64 { return samplesOf(ds) })
 	}
 	seen := map[int32]bool{}
 	var buf []float64
@@ -705,16 +708,22 @@ func (a *analysis) apiStats() {
 	slices.SortStableFunc(order, func(x, y int32) int { return cmp.Compare(c.apiDurs[y].Len(), c.apiDurs[x].Len()) })
 	for _, id := range order {
 		i, durs := int(id), c.apiDurs[id]
+		seen[id] = true
+		if s, ok := newDurSample(durs, c.longAPI[id]); ok {
+			emit(id, s.dist(), s.ints)
+			s.release()
+			c.apiDurs[i] = nil
+			continue
+		}
 		// One buffer serves every API: summarizeSorted keeps nothing.
 		ds := sortedDurations(durs, c.longAPI[id], buf)
 		buf = ds
-		emit(id, ds)
-		seen[id] = true
+		emitSorted(id, ds)
 		c.apiDurs[i] = nil
 	}
 	for id, ls := range c.longAPI {
 		if !seen[id] {
-			emit(id, sortedDurations(nil, ls, nil))
+			emitSorted(id, sortedDurations(nil, ls, nil))
 		}
 	}
 	c.apiDurs = nil
