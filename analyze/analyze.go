@@ -794,16 +794,86 @@ func (a *analysis) buildUnion() {
 // faultUnion returns each process's fault-driven UM activity: the union of
 // its GPU fault groups and demand migrations (both sorted by start), as
 // disjoint spans in order. A process in given (its own analysis's union,
-// analyzeProcesses) keeps that one.
+// analyzeProcesses) keeps that one. Many records are swept in time
+// slices concurrently, whose unions are then joined in order: the union
+// of intervals does not depend on how their list is cut (easy 12M: 1.6M
+// records, 30-40 ms on one goroutine).
 func faultUnion(gfaults []gfault, migrations []migration, given map[int64][]span) map[int64][]span {
 	union := make(map[int64][]span, len(given))
 	for p, u := range given {
 		union[p] = u
 	}
-	// One sweep over the two lists in merged start order: a span joins
-	// its process's last one where they overlap or touch, else follows
-	// it. Records come in runs of one process, so the list is looked up
-	// again only where the process changes.
+	k := min(runtime.GOMAXPROCS(0), (len(gfaults)+len(migrations))/unionChunk)
+	if k <= 1 {
+		for pid, u := range unionSweep(gfaults, migrations, given) {
+			union[pid] = slices.Clone(*u) // drop the spare capacity
+		}
+		return union
+	}
+	// The slices' bounds: start times at even places of the longer list;
+	// slice i holds the records that start in [cut[i], cut[i+1]).
+	cuts := make([]int64, k+1)
+	cuts[0], cuts[k] = math.MinInt64, math.MaxInt64
+	for i := 1; i < k; i++ {
+		if len(gfaults) > len(migrations) {
+			cuts[i] = gfaults[len(gfaults)*i/k].start
+		} else {
+			cuts[i] = migrations[len(migrations)*i/k].start
+		}
+	}
+	from := func(t int64) (int, int) {
+		if t == math.MinInt64 {
+			return 0, 0
+		}
+		if t == math.MaxInt64 {
+			return len(gfaults), len(migrations)
+		}
+		g, _ := slices.BinarySearchFunc(gfaults, t, func(x gfault, t int64) int { return cmp.Compare(x.start, t) })
+		m, _ := slices.BinarySearchFunc(migrations, t, func(x migration, t int64) int { return cmp.Compare(x.start, t) })
+		return g, m
+	}
+	parts := make([]map[int64]*[]span, k)
+	parallelN(k, make(chan struct{}, k), func(i int) {
+		g0, m0 := from(cuts[i])
+		g1, m1 := from(cuts[i+1])
+		parts[i] = unionSweep(gfaults[g0:g1], migrations[m0:m1], given)
+	})
+	per := map[int64][]span{}
+	for _, part := range parts {
+		for pid, u := range part {
+			per[pid] = joinSpans(per[pid], *u)
+		}
+	}
+	for pid, u := range per {
+		union[pid] = slices.Clone(u)
+	}
+	return union
+}
+
+// unionChunk is the fewest fault and migration records a goroutine of
+// faultUnion sweeps.
+const unionChunk = 1 << 16
+
+// joinSpans appends v (disjoint spans in order, all starting at or after
+// u's last start) to u, joining spans that overlap or touch as the sweep
+// does.
+func joinSpans(u, v []span) []span {
+	for _, s := range v {
+		if len(u) > 0 && s.lo <= u[len(u)-1].hi {
+			u[len(u)-1].hi = max(u[len(u)-1].hi, s.hi)
+			continue
+		}
+		u = append(u, s)
+	}
+	return u
+}
+
+// unionSweep is faultUnion's sweep over the two lists in merged start
+// order: a span joins its process's last one where they overlap or touch,
+// else follows it. Records come in runs of one process, so the list is
+// looked up again only where the process changes. Processes in given are
+// left out.
+func unionSweep(gfaults []gfault, migrations []migration, given map[int64][]span) map[int64]*[]span {
 	per := map[int64]*[]span{}
 	var cur *[]span // nil for a process whose union was given
 	curPid, have := int64(0), false
@@ -840,10 +910,7 @@ func faultUnion(gfaults []gfault, migrations []migration, given map[int64][]span
 			add(int64(m.pid), span{m.start, max(m.end(), m.start+1)})
 		}
 	}
-	for pid, u := range per {
-		union[pid] = slices.Clone(*u) // drop the spare capacity
-	}
-	return union
+	return per
 }
 
 // overlapNs is the length of [lo,hi) covered by the pid's UM union.

@@ -1,7 +1,10 @@
 package analyze
 
 import (
+	"cmp"
 	"math"
+	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -96,5 +99,44 @@ func TestGFaultClampedWarned(t *testing.T) {
 	}
 	if got := f.Whole.UnifiedMemory.GPUFaultNs; got != math.MaxUint32+ms {
 		t.Errorf("GPU fault time %d ns, want the clamped group's %d and the other's %d", got, int64(math.MaxUint32), ms)
+	}
+}
+
+// TestFaultUnionSliced: the union swept in time slices on several
+// goroutines and joined equals one sweep over the whole lists, for
+// records of three processes whose spans cross the slices' bounds, with
+// ties at a bound and a process whose union was given.
+func TestFaultUnionSliced(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := range 6 {
+		n := 3 * unionChunk
+		gf := make([]gfault, n)
+		mig := make([]migration, n)
+		for i := range gf {
+			gf[i] = gfault{start: int64(rng.IntN(40 * n)), dur: uint32(rng.IntN(50 << trial)), pid: int32(1 + rng.IntN(3))}
+			mig[i] = migration{start: int64(rng.IntN(40 * n)), dur: uint32(rng.IntN(50 << trial)), pid: int32(1 + rng.IntN(3)), kind: 11, cause: int8(1 + rng.IntN(3))}
+			if trial == 0 { // every process's 10 ns spans on a 10 ns grid touch, across the bounds too
+				gf[i] = gfault{start: 10 * int64(i/3), dur: 10, pid: int32(1 + i%3)}
+				mig[i] = migration{start: 10 * int64(i/3), dur: 10, pid: int32(1 + i%3), kind: 11, cause: 2}
+			}
+		}
+		slices.SortFunc(gf, func(x, y gfault) int { return cmp.Compare(x.start, y.start) })
+		slices.SortFunc(mig, func(x, y migration) int { return cmp.Compare(x.start, y.start) })
+		given := map[int64][]span{3: {{7, 8}}}
+		want := map[int64][]span{3: given[3]}
+		for pid, u := range unionSweep(gf, mig, given) {
+			want[pid] = *u
+		}
+		prev := runtime.GOMAXPROCS(4)
+		got := faultUnion(gf, mig, given)
+		runtime.GOMAXPROCS(prev)
+		if len(got) != len(want) {
+			t.Fatalf("trial %d: %d processes, want %d", trial, len(got), len(want))
+		}
+		for pid, u := range want {
+			if !slices.Equal(got[pid], u) {
+				t.Errorf("trial %d pid %d: %d spans, want %d", trial, pid, len(got[pid]), len(u))
+			}
+		}
 	}
 }
