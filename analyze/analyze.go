@@ -989,44 +989,10 @@ func markStalled(calls []call, baseline map[int32]float64, th Thresholds) {
 	}
 }
 
-// borrowAnnotations gives every call the overlap, stream and waited work
-// its process's analysis found for it (c.procCalls: the same records, in
-// the same order), and reports whether it did; it takes nothing when the
-// calls do not line up one for one.
-func (a *analysis) borrowAnnotations() bool {
-	pc := a.c.procCalls
-	a.c.procCalls = nil
-	if pc == nil {
-		return false
-	}
-	calls := a.c.calls
-	cur := map[int64]int{}
-	for i := range calls {
-		cl := &calls[i]
-		ps, j := pc[cl.pid], cur[cl.pid]
-		if j >= len(ps) {
-			return false
-		}
-		if p := &ps[j]; p.start != cl.start || p.end != cl.end || p.tid != cl.tid || p.corr != cl.corr || p.api != cl.api {
-			return false
-		}
-		cur[cl.pid] = j + 1
-	}
-	for p, ps := range pc {
-		if cur[p] != len(ps) {
-			return false
-		}
-	}
-	clear(cur)
-	for i := range calls {
-		cl := &calls[i]
-		j := cur[cl.pid]
-		p := &pc[cl.pid][j]
-		cl.overlap, cl.stream, cl.waited = p.overlap, p.stream, p.waited
-		cur[cl.pid] = j + 1
-	}
-	return true
-}
+// borrowAnnotations reports whether every call has the overlap, stream
+// and waited work its process's analysis found for it (annotate), which
+// this analysis then takes instead of computing them.
+func (a *analysis) borrowAnnotations() bool { return a.c.annotated }
 
 // wdur is w's exact duration.
 func (a *analysis) wdur(k streamKey, w gpuWork) int64 {

@@ -314,15 +314,16 @@ type collector struct {
 	// (whole): its analysis hands it its merged GPU work, which the whole
 	// trace's takes as sortedWork instead of merging those streams again;
 	// splitMu guards the whole trace's work maps meanwhile. Done, a
-	// process's analysis gives back its annotated calls and its
+	// process's analysis gives back its calls' annotations and its
 	// fault-driven activity (output): each call's overlap, stream and
 	// waited work, and the union, are the same in the whole analysis,
-	// which takes them (procCalls, procUnion) instead of computing them.
+	// which takes them (annotated: written into calls by annotate;
+	// procUnion) instead of computing them.
 	whole      *collector
 	sortedWork map[streamKey][]gpuWork
 	splitMu    sync.Mutex
 	ords       *procOrds // each record's process, while split runs
-	procCalls  map[int64][]call
+	annotated  bool      // every process's analysis annotated its calls
 	procUnion  map[int64][]span
 	longWork   map[longKey]int64
 	// Sync records

@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/umtrace/umtrace/ingest"
@@ -107,8 +108,9 @@ func AnalyzeFile(src ingest.Source, opts Options) (*File, error) {
 // ProcessSource would), from the records c holds, procsAtOnce at a time. They go
 // before the whole file's analysis, which consumes the records theirs are
 // copied from; each hands that analysis its merged GPU work
-// (collector.takeWork), and its annotated calls and fault-driven activity
-// (procCalls, procUnion), which the whole analysis would compute again.
+// (collector.takeWork), its calls' annotations (written into the file's
+// calls, annotate) and its fault-driven activity (procUnion), which the
+// whole analysis would compute again.
 func analyzeProcesses(c *collector, src ingest.Source, pids []int64, opts Options) ([]*Result, error) {
 	// Sorted once here, the records each process's are filtered from
 	// come to its analysis in order.
@@ -131,7 +133,8 @@ func analyzeProcesses(c *collector, src ingest.Source, pids []int64, opts Option
 		done()
 	}()
 	c.sortedWork = map[streamKey][]gpuWork{}
-	c.procCalls, c.procUnion = map[int64][]call{}, map[int64][]span{}
+	c.procUnion = map[int64][]span{}
+	lined := make([]bool, len(pids))
 	popts := opts
 	popts.SyncSamples = false // the file's samples are the whole analysis's
 	parallelN(len(pids), make(chan struct{}, procsAtOnce()), func(k int) {
@@ -146,15 +149,21 @@ func analyzeProcesses(c *collector, src ingest.Source, pids []int64, opts Option
 			return
 		}
 		results[k] = out.res
+		lined[k] = c.annotate(k, pid, out.calls)
 		c.splitMu.Lock()
 		defer c.splitMu.Unlock()
-		c.procCalls[pid] = out.calls
 		if u, ok := out.union[pid]; ok {
 			c.procUnion[pid] = u
 		}
 	})
 	<-apiDone
 	c.ords = nil
+	if c.annotated = !slices.Contains(lined, false); !c.annotated {
+		for i := range c.calls {
+			cl := &c.calls[i]
+			cl.overlap, cl.stream, cl.waited = 0, 0, gpuWork{}
+		}
+	}
 	for k, err := range errs {
 		if err != nil {
 			return nil, fmt.Errorf("process %d: %w", pids[k], err)

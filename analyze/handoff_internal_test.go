@@ -34,7 +34,59 @@ func TestProcessesHandTheirWorkBack(t *testing.T) {
 	if _, err := analyzeProcesses(c, tr, pids, DefaultOptions()); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.procCalls) != 2 || len(c.procUnion) != 2 || len(c.sortedWork) == 0 {
-		t.Errorf("handed back: calls of %d processes, unions of %d, %d merged streams; want 2, 2 and some", len(c.procCalls), len(c.procUnion), len(c.sortedWork))
+	waited := 0
+	for _, cl := range c.calls {
+		if cl.waited.name != noWork && cl.waited.end > 0 {
+			waited++
+		}
+	}
+	if !c.annotated || waited == 0 || len(c.procUnion) != 2 || len(c.sortedWork) == 0 {
+		t.Errorf("handed back: calls annotated %v (%d waited for work), unions of %d, %d merged streams; want true (some), 2 and some", c.annotated, waited, len(c.procUnion), len(c.sortedWork))
+	}
+}
+
+// TestAnnotate: a process's annotations are written into the file's calls
+// of that process when its calls line up with them one for one, its
+// start-up call aside; a call of the file's that the process lacks (other
+// than the start-up one) makes annotate refuse.
+func TestAnnotate(t *testing.T) {
+	mk := func(pid, start int64) call { return call{start: start, end: start + 10, pid: pid, tid: 1, api: 3} }
+	file := []call{mk(1, 0), mk(2, 5), mk(1, 20), mk(2, 25), mk(1, 40)}
+	annotated := func(cs []call) []call {
+		out := append([]call(nil), cs...)
+		for i := range out {
+			out[i].overlap, out[i].stream, out[i].waited = 0.5, 7, gpuWork{end: out[i].end, name: 4}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		first *call
+		pcs   []call
+		ok    bool
+	}{
+		{"all", nil, annotated([]call{mk(1, 0), mk(1, 20), mk(1, 40)}), true},
+		{"start-up left out", &file[0], annotated([]call{mk(1, 20), mk(1, 40)}), true},
+		{"another left out", &file[0], annotated([]call{mk(1, 0), mk(1, 40)}), false},
+		{"no start-up to leave out", nil, annotated([]call{mk(1, 20), mk(1, 40)}), false},
+		{"one too many", nil, annotated([]call{mk(1, 0), mk(1, 20), mk(1, 40), mk(1, 60)}), false},
+	} {
+		c := &collector{calls: append([]call(nil), file...), firstRT: map[int64]*call{}}
+		if tc.first != nil {
+			c.firstRT[1] = tc.first
+		}
+		if ok := c.annotate(0, 1, tc.pcs); ok != tc.ok {
+			t.Errorf("%s: annotate = %v, want %v", tc.name, ok, tc.ok)
+			continue
+		}
+		if !tc.ok {
+			continue
+		}
+		for _, cl := range c.calls {
+			want := cl.pid == 1 && (tc.first == nil || cl.start != tc.first.start)
+			if got := cl.stream == 7 && cl.overlap == 0.5 && cl.waited.name == 4; got != want {
+				t.Errorf("%s: call pid %d at %d annotated %v, want %v", tc.name, cl.pid, cl.start, got, want)
+			}
+		}
 	}
 }
