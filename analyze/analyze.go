@@ -116,7 +116,6 @@ type analysis struct {
 	union      map[int64][]span        // per pid: merged fault-driven UM activity
 	steps      []nvtxRange             // chosen step ranges, sorted
 	stepMaxEnd []int64                 // running maximum of steps' ends (snapToSteps)
-	borrowed   bool                    // the calls' overlap, stream and waited work came from their processes' analyses
 	storms     []*Episode              // storm episodes
 	baseline   map[int32]float64       // calm median per API id
 	work       map[streamKey][]gpuWork // all GPU work per stream, sorted by end
@@ -171,27 +170,41 @@ func (a *analysis) run() (*output, error) {
 	a.res = Result{SchemaVersion: SchemaVersion, Thresholds: a.th}
 	sum, tl, dev := summarizer{a}, timeliner{a}, devicer{a}
 	// Phases that touch disjoint data run concurrently (traces reach tens
-	// of millions of rows; the machine has more than one core).
-	for _, p := range []struct {
+	// of millions of rows; the machine has more than one core): each
+	// phase's tasks read what the phases before it wrote and write
+	// disjoint parts of the analysis. The tasks that need only the sorted
+	// records (findSteps, buildUnion, umSummary) start together, and the
+	// stalls beside the waits: on 16 cores the phases after the read
+	// hardly ran faster than on two, one task at a time
+	// (docs/performance.md, "Sixth session").
+	type phaseTasks struct {
 		name string
 		fns  []func()
-	}{
+	}
+	phases := []phaseTasks{
 		{"startup", []func(){a.splitStartup}},
 		{"apiStats", []func(){a.apiStats}}, // frees the per-call samples before the sort merges GPU work
 		{"sort", []func(){a.sortInputs}},
+	}
+	if !fewCores() {
+		// Beside the sort, where the cores are many (and memory too).
+		phases = append(phases[:1], phaseTasks{"apiStats+sort", []func(){a.apiStats, a.sortInputs}})
+	}
+	phases = append(phases, []phaseTasks{
 		{"span", []func(){a.span}},
-		{"findSteps", []func(){a.findSteps}},
-		{"buildUnion", []func(){a.buildUnion}},
-		{"markStalls", []func(){a.markStalls}},
-		{"attributeWaits", []func(){a.attributeWaits}},
-		// umSummary needs no episodes; stepRows and the timeline read
-		// them and write disjoint parts of the result.
-		{"episodes+stats+um", []func(){a.findEpisodes, sum.stats, sum.umSummary}},
+		{"findSteps+buildUnion+um", []func(){a.findSteps, a.buildUnion, sum.umSummary}},
+		// markStalls writes the calls' overlap and stall, attributeWaits
+		// their stream and waited work.
+		{"stalls+waits", []func(){a.markStalls, a.attributeWaits}},
+		{"episodes+stats", []func(){a.findEpisodes, sum.stats}},
+		// stepRows and the timeline read the episodes, whose process and
+		// device multiFigures then sets (the verdict reads them too).
 		{"steps+timeline", []func(){sum.stepRows, tl.timeline, tl.charts}},
 		{"verdict", []func(){func() { sum.verdict(); sum.headline(); sum.mitigations() }}},
 		{"devices", []func(){func() { dev.multiFigures(); tl.laneStorms(); tl.deviceLanes() }}},
 		{"sanitizer", []func(){func() { a.res.Sanitizer = dev.sanitizerReport(a.opts.Sanitizer); sum.warnings() }}},
-	} {
+	}...)
+	for _, p := range phases {
 		done := phase(a.opts.Phases, p.name)
 		parallel(p.fns...)
 		done()
@@ -931,9 +944,8 @@ func unionOverlap(u []span, lo, hi int64) int64 {
 // process's analysis gave it), the calm baseline of each API, and which
 // calls are UM stalls.
 func (a *analysis) markStalls() {
-	a.borrowed = a.borrowAnnotations()
 	union := a.union
-	if a.borrowed {
+	if a.borrowed() {
 		union = nil // the overlaps are given
 	}
 	a.baseline = calmBaseline(a.c.calls, union, a.th)
@@ -989,10 +1001,10 @@ func markStalled(calls []call, baseline map[int32]float64, th Thresholds) {
 	}
 }
 
-// borrowAnnotations reports whether every call has the overlap, stream
-// and waited work its process's analysis found for it (annotate), which
-// this analysis then takes instead of computing them.
-func (a *analysis) borrowAnnotations() bool { return a.c.annotated }
+// borrowed reports whether every call has the overlap, stream and waited
+// work its process's analysis found for it (annotate), which this
+// analysis then takes instead of computing them.
+func (a *analysis) borrowed() bool { return a.c.annotated }
 
 // wdur is w's exact duration.
 func (a *analysis) wdur(k streamKey, w gpuWork) int64 {
@@ -1023,7 +1035,7 @@ func (a *analysis) workName(w gpuWork) string {
 // stream (or on any stream of the process, for device-wide syncs) that
 // finished before the call returned and after it began.
 func (a *analysis) attributeWaits() {
-	if a.borrowed {
+	if a.borrowed() {
 		return
 	}
 	byPid := map[int64][]streamKey{}
