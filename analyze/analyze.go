@@ -78,8 +78,9 @@ func hasCUDA(src ingest.Source) error {
 // output is what an analysis gives: its Result and, for the analysis
 // that consumes them, what it found on the way: the host-blocking calls'
 // durations (Options.SyncSamples), and a process's annotated calls and
-// fault-driven activity (the whole file's analysis takes them,
-// analyzeProcesses).
+// fault-driven activity (analyzeProcesses writes the calls' annotations
+// into the file's calls and hands the union to the whole file's
+// analysis).
 type output struct {
 	res   *Result
 	sync  map[string][]int64

@@ -18,9 +18,10 @@
 //     several CUDA processes: each process's collector is derived from the
 //     whole file's (its share of the records, not a second read) and
 //     analyzed first, two at a time;
-//     each hands the whole file's analysis its merged GPU work and, in its
-//     output, its annotated calls and fault-driven activity, which the
-//     whole analysis would compute again.
+//     each hands the whole file's analysis its merged GPU work, writes its
+//     calls' annotations into the file's calls (annotate) and gives back
+//     its fault-driven activity, which the whole analysis would compute
+//     again.
 //  3. Analyze (analyze.go; analysis.run lists the phases): start-up calls,
 //     per-API tables, sorting, span, steps, fault-driven union, stalls,
 //     waits, episodes, statistics, UM summary, step rows, timeline,

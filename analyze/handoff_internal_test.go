@@ -8,7 +8,8 @@ import (
 
 // TestProcessesHandTheirWorkBack: in a file of two processes, each
 // process's analysis hands the whole file's its merged GPU work, its
-// annotated calls and its fault-driven union (collector.whole), so the
+// calls' annotations (written into the file's calls) and its fault-driven
+// union (collector.whole), so the
 // whole analysis does not merge, annotate and union them again. A
 // collector split without whole set (as from 7050471 to 2026-12-06) gave
 // the same report 20-25% slower on 12M rows (docs/performance.md).
