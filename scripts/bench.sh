@@ -38,6 +38,15 @@ need() {
 }
 need
 [ -x "$BIN" ] || { echo "bench: $BIN missing; run make bench" >&2; exit 1; }
+# Timed from a fresh copy: peak RSS counts the executable's pages as the
+# page cache holds them, and a binary just linked (as make bench leaves
+# it) peaks up to ~20 MiB above a copy of it with the same heap
+# (docs/performance.md, fifth and sixth sessions; scripts/abtime.sh does
+# the same).
+BINDIR=$(mktemp -d)
+trap 'rm -rf "$BINDIR"' EXIT
+cp "$BIN" "$BINDIR/umtrace"
+BIN=$BINDIR/umtrace
 mkdir -p "$CACHE"
 
 # The floor: one sqlite3 process reading every column `umtrace analyze`
