@@ -1,0 +1,65 @@
+package analyze
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+)
+
+// TestTopRangesShared: faults and migrations attributed on several
+// goroutines, each taking its share of the 2 MiB blocks, give the ranges
+// one pass gives: an allocation whose records fall in several shares is
+// added up once, and the block ranges that start where an allocation does
+// (past an allocation nested in it) stay apart from it as in one pass.
+func TestTopRangesShared(t *testing.T) {
+	const mib = 1 << 20
+	allocs := []alloc{
+		{addr: 2 * mib, bytes: 4096},          // block-aligned and small: its block's other addresses share its start
+		{addr: 16*mib - 256, bytes: 8 * mib},  // across five blocks
+		{addr: 40 * mib, bytes: 4 * mib},      // two whole blocks
+		{addr: 40*mib + 4096, bytes: 1 << 16}, // inside the one before: past it, its block's addresses fall to a block range at 40 MiB
+	}
+	for trial := range 4 {
+		rng := rand.New(rand.NewPCG(9, uint64(trial)))
+		addr := func() uint64 {
+			switch rng.IntN(5) {
+			case 4:
+				return 40*mib + uint64(rng.IntN(4*mib))
+			case 0:
+				return 2*mib + uint64(rng.IntN(2*mib)) // the small allocation or the rest of its block
+			case 1:
+				return 16*mib + uint64(rng.IntN(9*mib)) - 512
+			default:
+				return uint64(rng.IntN(64 * mib))
+			}
+		}
+		n := 3 * rangeChunk
+		c := &collector{allocs: allocs}
+		for i := range n {
+			c.gfaults = append(c.gfaults, gfault{start: int64(i), addr: addr(), n: uint32(1 + rng.IntN(5))})
+			c.cfaults = append(c.cfaults, cfault{t: int64(i), addr: addr()})
+			c.migrations = append(c.migrations, migration{start: int64(i), addr: addr(), bytes: uint32(4096 * (1 + rng.IntN(16)))})
+		}
+		if trial%2 == 1 { // migrations alone
+			c.gfaults, c.cfaults = c.gfaults[:0], c.cfaults[:0]
+		}
+		a := summarizer{&analysis{c: c, opts: Options{TopN: 100000}}}
+		prev := runtime.GOMAXPROCS(1)
+		want := a.topRanges()
+		runtime.GOMAXPROCS(4)
+		got := a.topRanges()
+		runtime.GOMAXPROCS(prev)
+		if len(want) < 20 {
+			t.Fatalf("trial %d: only %d ranges", trial, len(want))
+		}
+		if !slices.Equal(got, want) {
+			for i := range min(len(got), len(want)) {
+				if got[i] != want[i] {
+					t.Fatalf("trial %d: range %d is %+v, want %+v (%d and %d ranges)", trial, i, got[i], want[i], len(got), len(want))
+				}
+			}
+			t.Fatalf("trial %d: %d ranges, want %d", trial, len(got), len(want))
+		}
+	}
+}
