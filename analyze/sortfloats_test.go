@@ -4,6 +4,7 @@ import (
 	"github.com/umtrace/umtrace/analyze/internal/intern"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/umtrace/umtrace/analyze/internal/chunks"
@@ -116,7 +117,10 @@ func TestKernelSamples(t *testing.T) {
 		// more), and several over pieces of uneven length.
 		for _, on := range []struct{ piece, w int }{{minChunk, 0}, {500, 3}, {777, 2}, {50, 64}} {
 			got := map[int32][]float64{}
+			var mu sync.Mutex
 			evidencer{a}.samplesOn(want, keep, func(id int32, ds []float64) {
+				mu.Lock()
+				defer mu.Unlock()
 				if _, dup := got[id]; dup {
 					t.Errorf("name %d handed twice", id)
 				}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/umtrace/umtrace/ingest"
 )
@@ -87,9 +88,17 @@ func (a summarizer) stats() {
 	for _, id := range top {
 		want[id] = true
 	}
+	dists := make(map[int32]Dist, len(top))
+	var mu sync.Mutex
 	evidencer{a.analysis}.kernelSamples(want, func(gpuWork, int64) bool { return true }, func(id int32, ds []float64) {
-		r.Kernels = append(r.Kernels, Kernel{Name: names.Name(id), Dist: summarizeSorted(ds)})
+		d := summarizeSorted(ds)
+		mu.Lock()
+		dists[id] = d
+		mu.Unlock()
 	})
+	for _, id := range slices.Sorted(maps.Keys(dists)) { // in id order, as they came one at a time
+		r.Kernels = append(r.Kernels, Kernel{Name: names.Name(id), Dist: dists[id]})
+	}
 	slices.SortFunc(r.Kernels, func(x, y Kernel) int { return cmp.Or(cmp.Compare(y.Total, x.Total), cmp.Compare(x.Name, y.Name)) })
 }
 
