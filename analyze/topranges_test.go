@@ -63,3 +63,39 @@ func TestTopRangesShared(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelTotals: each kernel name's total time and whether it ran, from
+// the streams cut in pieces on several goroutines, equal one pass's,
+// with a run past 4.29 s (its exact duration aside) among them.
+func TestKernelTotals(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	names := kernelTable("a", "b", "c", "d", "e", "never")
+	c := &collector{kernelNames: names, longWork: map[longKey]int64{}}
+	a := &analysis{c: c, work: map[streamKey][]gpuWork{}}
+	for s := range int64(3) {
+		k := streamKey{pid: 1, stream: s}
+		var ws []gpuWork
+		for i := range 3 * minChunk {
+			ws = append(ws, gpuWork{end: int64(i) * 100, dur: uint32(rng.IntN(1000)), name: int32(rng.IntN(5)) - int32(s%2)})
+		}
+		ws[7] = gpuWork{end: 9e9, dur: maxDur, name: 2}
+		c.longWork[longKey{k, ws[7].end, ws[7].name}] = 5e9
+		a.work[k] = ws
+	}
+	want := make([]int64, names.Len())
+	wantRan := make([]bool, names.Len())
+	for k, ws := range a.work {
+		for _, w := range ws {
+			if w.name >= 0 {
+				want[w.name] += a.wdur(k, w)
+				wantRan[w.name] = true
+			}
+		}
+	}
+	prev := runtime.GOMAXPROCS(4)
+	got, ran := summarizer{a}.kernelTotals()
+	runtime.GOMAXPROCS(prev)
+	if !slices.Equal(got, want) || !slices.Equal(ran, wantRan) || ran[5] || want[2] < 15e9 {
+		t.Errorf("totals %v ran %v; want %v and %v", got, ran, want, wantRan)
+	}
+}
