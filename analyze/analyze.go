@@ -1562,13 +1562,18 @@ func (a evidencer) samplesOn(want []bool, keep func(w gpuWork, start int64) bool
 			long[id] = append(long[id], ds...)
 		}
 	}
-	// Each name's sample sorted and handed to fn, the names on the w
-	// goroutines at once, each with its own buffer (a float64 per sample
-	// of the names it has at once: at most twice flat): sorted one name
-	// after another, easy 12M's eight kernels of 390k runs each took 35
-	// ms of a phase that 16 cores did not shorten.
+	handSamples(flat, at, long, w, fn)
+}
+
+// handSamples sorts each name's sample (flat[at[id]:at[id+1]], then its
+// long durations) and hands it to fn, the names on w goroutines at once,
+// each with its own buffer (a float64 per sample of the names it has at
+// once: at most twice flat): sorted one name after another, easy 12M's
+// eight kernels of 390k runs each took 35 ms of a phase that 16 cores did
+// not shorten.
+func handSamples(flat []uint32, at []int, long map[int32][]int64, w int, fn func(id int32, ds []float64)) {
 	var ids []int32
-	for id := range nNames {
+	for id := range len(at) - 1 {
 		if at[id] < at[id+1] || len(long[int32(id)]) > 0 {
 			ids = append(ids, int32(id))
 		}
