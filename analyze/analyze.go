@@ -1186,12 +1186,20 @@ func (a *analysis) findEpisodes() {
 			}
 		}
 	})
-	for i := range a.res.Episodes {
-		ev.evidence(&a.res.Episodes[i])
+	// Each episode's evidence reads the records and the calm medians and
+	// writes only its episode: on several goroutines where the cores are
+	// many.
+	all := make([]*Episode, 0, len(a.res.Episodes)+len(a.res.Isolated))
+	for _, es := range [][]Episode{a.res.Episodes, a.res.Isolated} {
+		for i := range es {
+			all = append(all, &es[i])
+		}
 	}
-	for i := range a.res.Isolated {
-		ev.evidence(&a.res.Isolated[i])
+	at := runtime.GOMAXPROCS(0)
+	if fewCores() {
+		at = 1
 	}
+	parallelN(len(all), make(chan struct{}, at), func(i int) { ev.evidence(all[i]) })
 }
 
 // snapToSteps widens an episode to whole steps and records the steps it covers.
@@ -1295,14 +1303,8 @@ func (a evidencer) evidence(e *Episode) {
 func (a evidencer) kernelSlowdown(lo, hi int64) []KernelSlow {
 	in := map[int32][]int64{}
 	a.kernelsIn(lo, hi, func(name int32, d int64) { in[name] = append(in[name], d) })
-	// Calm medians of the kernels seen here that calmKernels was not
-	// asked for (computing every kernel's up front costs a sample per
-	// run of each of millions of kernel names).
-	a.calmKernels(func(mark func(int32)) {
-		for id := range in {
-			mark(id)
-		}
-	})
+	// The calm medians of these kernels are computed: findEpisodes asks
+	// calmKernels for every kernel in every episode's window first.
 	// The five kernels with the most time here, chosen by id; only they
 	// are named.
 	totals := map[int32]int64{}
