@@ -282,6 +282,9 @@ func mergeWork(lists ...*chunks.List[gpuWork]) []gpuWork {
 			}
 		}
 	}
+	if sorted && !fewCores() && n >= 2*mergeChunk {
+		return mergeSliced(lists, n)
+	}
 	// The lists are consumed: each block is dropped once copied, so that
 	// the merged copy and the blocks are not both whole in memory (one
 	// stream can hold all of a trace's millions of kernels).
@@ -363,6 +366,111 @@ func mergeWork(lists ...*chunks.List[gpuWork]) []gpuWork {
 		} else {
 			c.i = end
 		}
+	}
+	return ws
+}
+
+// mergeChunk is the fewest items of sorted lists a goroutine of
+// mergeSliced merges.
+const mergeChunk = 1 << 17
+
+// mergeSliced is mergeWork of sorted lists on several goroutines, where
+// the cores are many: the output is cut at items of the longest list,
+// each list where those items fall in it, and each slice merged on its
+// own (one stream of easy 12M held 1.7M items, 50 ms merged on one
+// goroutine of 16). Items equal under workCmp are equal in every field,
+// so where they go between slices does not matter. The blocks are let go
+// at the end, not as they are copied: on these machines the copy and the
+// blocks are both whole in memory for a moment.
+func mergeSliced(lists []*chunks.List[gpuWork], n int) []gpuWork {
+	type view struct {
+		blocks [][]gpuWork
+		starts []int // each block's first index
+		n      int
+	}
+	var vs []view
+	longest := 0
+	for _, l := range lists {
+		if l.Len() == 0 {
+			continue
+		}
+		v := view{blocks: l.Blocks(), n: l.Len()}
+		at := 0
+		for _, b := range v.blocks {
+			v.starts = append(v.starts, at)
+			at += len(b)
+		}
+		if len(vs) == 0 || v.n > vs[longest].n {
+			longest = len(vs)
+		}
+		vs = append(vs, v)
+	}
+	get := func(v *view, i int) gpuWork {
+		b := sort.Search(len(v.starts), func(b int) bool { return v.starts[b] > i }) - 1
+		return v.blocks[b][i-v.starts[b]]
+	}
+	k := min(runtime.GOMAXPROCS(0), n/mergeChunk)
+	// cut[j][l]: where slice j starts in list l (the items before the
+	// pivot, an item of the longest list).
+	cut := make([][]int, k+1)
+	for j := range cut {
+		cut[j] = make([]int, len(vs))
+		for l := range vs {
+			switch {
+			case j == 0:
+			case j == k:
+				cut[j][l] = vs[l].n
+			default:
+				p := get(&vs[longest], vs[longest].n*j/k)
+				cut[j][l] = sort.Search(vs[l].n, func(i int) bool { return workCmp(get(&vs[l], i), p) >= 0 })
+			}
+		}
+	}
+	ws := make([]gpuWork, n)
+	parallelN(k, make(chan struct{}, k), func(j int) {
+		off := 0
+		for l := range vs {
+			off += cut[j][l]
+		}
+		// Cursors: list l's next item is blocks[b[l]][i[l]], until end[l].
+		b, i, left := make([]int, len(vs)), make([]int, len(vs)), make([]int, len(vs))
+		for l := range vs {
+			v := &vs[l]
+			lo := cut[j][l]
+			left[l] = cut[j+1][l] - lo
+			if left[l] > 0 {
+				b[l] = sort.Search(len(v.starts), func(x int) bool { return v.starts[x] > lo }) - 1
+				i[l] = lo - v.starts[b[l]]
+				for i[l] == len(v.blocks[b[l]]) { // an empty block
+					b[l], i[l] = b[l]+1, 0
+				}
+			}
+		}
+		for {
+			best := -1
+			var bw gpuWork
+			for l := range vs {
+				if left[l] == 0 {
+					continue
+				}
+				if w := vs[l].blocks[b[l]][i[l]]; best < 0 || workCmp(w, bw) < 0 {
+					best, bw = l, w
+				}
+			}
+			if best < 0 {
+				return
+			}
+			ws[off] = bw
+			off++
+			left[best]--
+			i[best]++
+			for left[best] > 0 && i[best] == len(vs[best].blocks[b[best]]) {
+				b[best], i[best] = b[best]+1, 0
+			}
+		}
+	})
+	for _, l := range lists {
+		l.Take()
 	}
 	return ws
 }

@@ -3,6 +3,7 @@ package analyze
 import (
 	"github.com/umtrace/umtrace/analyze/internal/intern"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -146,4 +147,49 @@ func kernelTable(names ...string) *intern.Table {
 		t.ID(n)
 	}
 	return t
+}
+
+// TestMergeSliced: sorted lists merged in slices on several goroutines
+// equal their concatenation sorted, with items that tie across lists and
+// at the slices' bounds, lists of shared partial blocks (as a process's
+// split gives) and an empty one.
+func TestMergeSliced(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	prev := runtime.GOMAXPROCS(4)
+	defer runtime.GOMAXPROCS(prev)
+	for trial := range 3 {
+		var lists []*chunks.List[gpuWork]
+		var all []gpuWork
+		for l := range 3 {
+			n := []int{5 * mergeChunk, mergeChunk / 3, 0}[(l+trial)%3]
+			ws := make([]gpuWork, n)
+			for i := range ws {
+				ws[i] = gpuWork{end: int64(rng.IntN(n/4 + 1)), dur: uint32(rng.IntN(2)), name: int32(rng.IntN(2))}
+			}
+			slices.SortFunc(ws, workCmp)
+			// In pieces shared into one list, as split shares blocks.
+			c := &chunks.List[gpuWork]{}
+			for len(ws) > 0 {
+				k := min(len(ws), 1+rng.IntN(70000))
+				p := &chunks.List[gpuWork]{}
+				for _, w := range ws[:k] {
+					p.Push(w)
+				}
+				c.Share(p)
+				all = append(all, ws[:k]...)
+				ws = ws[k:]
+			}
+			lists = append(lists, c)
+		}
+		slices.SortFunc(all, workCmp)
+		got := mergeWork(lists...)
+		if !slices.Equal(got, all) {
+			t.Fatalf("trial %d: %d items merged, want %d in workCmp order", trial, len(got), len(all))
+		}
+		for _, l := range lists {
+			if len(l.Blocks()) != 0 {
+				t.Errorf("trial %d: a list kept its blocks", trial)
+			}
+		}
+	}
 }
