@@ -1578,20 +1578,7 @@ func (a evidencer) samplesOn(want []bool, keep func(w gpuWork, start int64) bool
 	// samples land without locks. A sample's place within its name does
 	// not matter: each name's samples are sorted. With many names the
 	// per-goroutine counts would cost more than they save: one goroutine.
-	type piece struct {
-		k  streamKey
-		ws []gpuWork
-	}
-	var pieces []piece
-	total := 0
-	for k, ws := range a.work {
-		total += len(ws)
-		for len(ws) > 0 {
-			n := min(len(ws), pieceLen)
-			pieces = append(pieces, piece{k, ws[:n]})
-			ws = ws[n:]
-		}
-	}
+	pieces, total := workPieces(a.work, pieceLen)
 	if w == 0 {
 		w = min(runtime.GOMAXPROCS(0), len(pieces), total/minChunk)
 		// On two cores the phase's other tasks keep them busy: split,
@@ -1601,7 +1588,7 @@ func (a evidencer) samplesOn(want []bool, keep func(w gpuWork, start int64) bool
 		}
 	}
 	w = max(1, min(w, len(pieces)))
-	each := func(fn func(j int, p piece)) {
+	each := func(fn func(j int, p workPiece)) {
 		chunkedMin(w, 1, func(lo, hi int) {
 			for j := lo; j < hi; j++ {
 				for i := j; i < len(pieces); i += w {
@@ -1616,7 +1603,7 @@ func (a evidencer) samplesOn(want []bool, keep func(w gpuWork, start int64) bool
 	// counting.
 	counts := make([][]int32, w)
 	longs := make([]map[int32][]int64, w)
-	each(func(j int, p piece) {
+	each(func(j int, p workPiece) {
 		if counts[j] == nil {
 			counts[j] = make([]int32, nNames)
 		}
@@ -1655,7 +1642,7 @@ func (a evidencer) samplesOn(want []bool, keep func(w gpuWork, start int64) bool
 		at[id+1] = o
 	}
 	flat := make([]uint32, at[nNames])
-	each(func(j int, p piece) {
+	each(func(j int, p workPiece) {
 		c, nx := counts[j], next[j]
 		for _, x := range p.ws {
 			// A count only for wanted names' short runs that keep took.
@@ -1673,6 +1660,26 @@ func (a evidencer) samplesOn(want []bool, keep func(w gpuWork, start int64) bool
 		}
 	}
 	handSamples(flat, at, long, w, fn)
+}
+
+// workPiece is a piece of one stream's GPU work.
+type workPiece struct {
+	k  streamKey
+	ws []gpuWork
+}
+
+// workPieces cuts each stream of work into pieces of at most n runs, and
+// counts the runs.
+func workPieces(work map[streamKey][]gpuWork, n int) (pieces []workPiece, total int) {
+	for k, ws := range work {
+		total += len(ws)
+		for len(ws) > 0 {
+			m := min(len(ws), n)
+			pieces = append(pieces, workPiece{k, ws[:m]})
+			ws = ws[m:]
+		}
+	}
+	return pieces, total
 }
 
 // handSamples sorts each name's sample (flat[at[id]:at[id+1]], then its

@@ -128,20 +128,7 @@ func (a summarizer) stats() {
 // its own totals, where the cores are many and the names not (3.3M
 // kernels of easy 12M took 15 ms on one).
 func (a summarizer) kernelTotals() ([]int64, []bool) {
-	type piece struct {
-		k  streamKey
-		ws []gpuWork
-	}
-	var pieces []piece
-	total := 0
-	for k, ws := range a.work {
-		total += len(ws)
-		for len(ws) > 0 {
-			n := min(len(ws), minChunk)
-			pieces = append(pieces, piece{k, ws[:n]})
-			ws = ws[n:]
-		}
-	}
+	pieces, total := workPieces(a.work, minChunk)
 	nNames := a.c.kernelNames.Len()
 	w := min(runtime.GOMAXPROCS(0), len(pieces), total/minChunk)
 	if nNames > maxSampleNames || fewCores() {
