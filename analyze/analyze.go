@@ -485,6 +485,36 @@ func parallel(fns ...func()) {
 	wg.Wait()
 }
 
+// onMany runs fns concurrently where there are 4 cores or more
+// (fewCores), else one after another: tasks whose concurrency pays only
+// where cores would otherwise be idle.
+func onMany(fns ...func()) {
+	if fewCores() {
+		for _, fn := range fns {
+			fn()
+		}
+		return
+	}
+	parallel(fns...)
+}
+
+// forEach runs fn(worker, i) for i in [0, n) on at most workers
+// goroutines, each taking the next i until none is left (worker numbers
+// them, for state of their own), and waits for them. Unlike parallelN it
+// starts no more goroutines than it runs at once, whatever n.
+func forEach(n, workers int, fn func(worker, i int)) {
+	var next atomic.Int64
+	parallelN(min(workers, n), make(chan struct{}, max(workers, 1)), func(w int) {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= n {
+				return
+			}
+			fn(w, i)
+		}
+	})
+}
+
 // fewCores reports whether there are fewer than four cores: there, tasks
 // that each allocate a large buffer run one at a time (the record sorts
 // two by two), since more at once finished no sooner on two cores and
@@ -1307,7 +1337,7 @@ func (a *analysis) findEpisodes() {
 	if fewCores() {
 		at = 1
 	}
-	parallelN(len(all), make(chan struct{}, at), func(i int) { ev.evidence(all[i]) })
+	forEach(len(all), at, func(_, i int) { ev.evidence(all[i]) })
 }
 
 // snapToSteps widens an episode to whole steps and records the steps it covers.
@@ -1695,20 +1725,13 @@ func handSamples(flat []uint32, at []int, long map[int32][]int64, w int, fn func
 			ids = append(ids, int32(id))
 		}
 	}
-	var nextID atomic.Int64
-	parallelN(min(w, len(ids)), make(chan struct{}, w), func(int) {
-		var buf []float64
-		for {
-			i := int(nextID.Add(1) - 1)
-			if i >= len(ids) {
-				return
-			}
-			id := ids[i]
-			seg := flat[at[id]:at[id+1]]
-			ds := sortedU32(len(seg), func(dst []uint32) { copy(dst, seg) }, long[id], buf)
-			buf = ds
-			fn(id, ds)
-		}
+	bufs := make([][]float64, w)
+	forEach(len(ids), w, func(worker, i int) {
+		id := ids[i]
+		seg := flat[at[id]:at[id+1]]
+		ds := sortedU32(len(seg), func(dst []uint32) { copy(dst, seg) }, long[id], bufs[worker])
+		bufs[worker] = ds
+		fn(id, ds)
 	})
 }
 

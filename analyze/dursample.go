@@ -2,10 +2,10 @@ package analyze
 
 import (
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 
+	"github.com/umtrace/umtrace/analyze/internal/chunks"
 	"github.com/umtrace/umtrace/analyze/internal/radix"
 )
 
@@ -43,35 +43,26 @@ func newDurSample(d *durList, long []int64) (*durSample, bool) {
 	if d == nil || d.short.Len() < histMin {
 		return nil, false
 	}
-	s := &durSample{hist: histPool.Get().(*durHist), nShort: d.short.Len()}
+	s := &durSample{nShort: d.short.Len()}
 	blocks := d.short.Take()
 	// Counted on up to GOMAXPROCS goroutines, each into its own array,
 	// then added up: one API can hold most of a trace's millions of calls.
-	k := min(runtime.GOMAXPROCS(0), len(blocks), s.nShort/minChunk)
-	if k <= 1 {
-		countInto(s.hist, blocks)
-	} else {
-		parts := make([]*durHist, k)
-		fns := make([]func(), k)
-		for j := range fns {
-			lo, hi := len(blocks)*j/k, len(blocks)*(j+1)/k
-			fns[j] = func() {
-				h := s.hist
-				if j > 0 {
-					h = histPool.Get().(*durHist)
-				}
-				countInto(h, blocks[lo:hi])
-				parts[j] = h
-			}
+	var mu sync.Mutex
+	var parts []*durHist
+	chunkedMin(len(blocks), minChunk/chunks.BlockLen, func(lo, hi int) {
+		h := histPool.Get().(*durHist)
+		countInto(h, blocks[lo:hi])
+		mu.Lock()
+		parts = append(parts, h)
+		mu.Unlock()
+	})
+	s.hist = parts[0]
+	for _, h := range parts[1:] {
+		for v, n := range h {
+			s.hist[v] += n
 		}
-		parallel(fns...)
-		for _, h := range parts[1:] {
-			for v, n := range h {
-				s.hist[v] += n
-			}
-			clear(h[:])
-			histPool.Put(h)
-		}
+		clear(h[:])
+		histPool.Put(h)
 	}
 	s.lo, s.hi = -1, -1
 	for v, n := range s.hist {

@@ -47,13 +47,7 @@ func (a summarizer) stats() {
 			byStrm[streamKey{cl.pid, cl.stream}] = append(byStrm[streamKey{cl.pid, cl.stream}], cl.dur())
 		}
 	}
-	if fewCores() {
-		work()
-		tid()
-		strm()
-	} else {
-		parallel(work, tid, strm)
-	}
+	onMany(work, tid, strm)
 	byThread := make(map[string][]int64, len(byTid))
 	for k, ds := range byTid {
 		tn := c.threadNames[k]
@@ -85,13 +79,7 @@ func (a summarizer) stats() {
 	}
 	thread := func() { r.SyncByThread = groups(byThread, a.opts.TopN) }
 	stream := func() { r.SyncByStream = groups(byStream, a.opts.TopN) }
-	if fewCores() {
-		byKernel()
-		thread()
-		stream()
-	} else {
-		parallel(byKernel, thread, stream)
-	}
+	onMany(byKernel, thread, stream)
 
 	// The top kernels by total time are chosen from per-name totals; only
 	// they get samples and a summary (traces have millions of names).

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -137,6 +138,28 @@ func TestFaultUnionSliced(t *testing.T) {
 			if !slices.Equal(got[pid], u) {
 				t.Errorf("trial %d pid %d: %d spans, want %d", trial, pid, len(got[pid]), len(u))
 			}
+		}
+	}
+}
+
+// TestForEach: every index is handed over exactly once, on no more
+// goroutines than asked for, each numbered below that.
+func TestForEach(t *testing.T) {
+	for _, c := range []struct{ n, workers int }{{0, 4}, {1, 4}, {1000, 3}, {5, 64}} {
+		seen := make([]atomic.Int32, c.n)
+		var maxWorker atomic.Int32
+		forEach(c.n, c.workers, func(w, i int) {
+			seen[i].Add(1)
+			for m := maxWorker.Load(); int32(w) > m && !maxWorker.CompareAndSwap(m, int32(w)); m = maxWorker.Load() {
+			}
+		})
+		for i := range seen {
+			if seen[i].Load() != 1 {
+				t.Fatalf("n %d: index %d handed over %d times", c.n, i, seen[i].Load())
+			}
+		}
+		if int(maxWorker.Load()) >= max(1, min(c.workers, c.n)) {
+			t.Errorf("n %d, %d workers: worker %d", c.n, c.workers, maxWorker.Load())
 		}
 	}
 }
