@@ -446,9 +446,12 @@ func (c *collector) cudaPids() []int64 {
 	return out
 }
 
-// feed is one part's consumer of one table.
+// feed is one part's consumer of one table: prep (optional) runs on each
+// batch where it was read, and what it returns is run where fn runs, in
+// storage order, before fn (ingest.PreparedScanner).
 type feed struct {
 	fn   func(arrow.RecordBatch)
+	prep func(arrow.RecordBatch) func()
 	cols []string
 }
 
@@ -467,7 +470,7 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 		c.ranges = make([]rangeRec, 0, est.EstimateRows(ingest.NVTX))
 	}
 	out := map[*ingest.Table]feed{
-		ingest.API:      {fn: c.addAPI},
+		ingest.API:      {prep: c.prepAPI},
 		ingest.Kernel:   {fn: func(r arrow.RecordBatch) { c.addWork(r, ingest.Kernel, c.kernels, nil, &c.kernelBy) }},
 		ingest.Memcpy:   {fn: c.addMemcpy},
 		ingest.Memset:   {fn: func(r arrow.RecordBatch) { c.addWork(r, ingest.Memset, c.memsets, c.setStream, &c.memsetBy) }},
@@ -497,7 +500,11 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 			continue
 		}
 		own := f.fn
-		out[t] = feed{fn: func(r arrow.RecordBatch) { own(r); tp.fn(r) }, cols: union(f.cols, tp.cols)}
+		fn := tp.fn
+		if own != nil {
+			fn = func(r arrow.RecordBatch) { own(r); tp.fn(r) }
+		}
+		out[t] = feed{fn: fn, prep: f.prep, cols: union(f.cols, tp.cols)}
 	}
 	return out, func() {
 		if canon := c.kernelNames.Dedupe(); canon != nil {
@@ -533,11 +540,11 @@ func collectParts(src ingest.Source, parts []*part) error {
 		for t, f := range fs {
 			j := byTable[t]
 			if j == nil {
-				j = &collectJob{t: t, fns: make([]func(arrow.RecordBatch), len(parts))}
+				j = &collectJob{t: t, fns: make([]func(arrow.RecordBatch), len(parts)), preps: make([]func(arrow.RecordBatch) func(), len(parts))}
 				byTable[t] = j
 				order = append(order, t)
 			}
-			j.fns[i] = f.fn
+			j.fns[i], j.preps[i] = f.fn, f.prep
 			// nil columns: all of them.
 			if f.cols == nil {
 				j.all = true
@@ -565,10 +572,14 @@ func collectParts(src ingest.Source, parts []*part) error {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			fn := j.feed()
-			if cs, ok := src.(ingest.ColumnScanner); ok {
-				errs[i] = cs.ScanColumns(t, j.cols, fn)
-			} else {
+			prep, take := j.feed()
+			fn := func(r arrow.RecordBatch) error { return take(r, prep(r)) }
+			switch s := src.(type) {
+			case ingest.PreparedScanner:
+				errs[i] = s.ScanPrepared(t, j.cols, prep, take)
+			case ingest.ColumnScanner:
+				errs[i] = s.ScanColumns(t, j.cols, fn)
+			default:
 				errs[i] = src.Scan(t, fn)
 			}
 		}()
@@ -601,22 +612,42 @@ func tableRank(t *ingest.Table) int {
 
 // collectJob is the read of one table in collect's pass.
 type collectJob struct {
-	t    *ingest.Table
-	cols []string
-	fns  []func(arrow.RecordBatch) // by part; nil where a part does not read the table
-	all  bool                      // some part reads every column
+	t     *ingest.Table
+	cols  []string
+	fns   []func(arrow.RecordBatch)        // by part; nil where a part does not read the table
+	preps []func(arrow.RecordBatch) func() // by part; nil where a part prepares nothing
+	all   bool                             // some part reads every column
 }
 
-// feed returns the scan callback that hands each batch to the parts.
-func (j *collectJob) feed() func(arrow.RecordBatch) error {
-	return func(r arrow.RecordBatch) error {
-		for _, fn := range j.fns {
+// feed returns the scan's callbacks (ingest.PreparedScanner): prep
+// prepares a batch for every part that prepares, take hands it to the
+// parts with what prep made of it.
+func (j *collectJob) feed() (prep func(arrow.RecordBatch) any, take func(arrow.RecordBatch, any) error) {
+	prep = func(r arrow.RecordBatch) any {
+		var commits []func()
+		for i, p := range j.preps {
+			if p != nil {
+				if commits == nil {
+					commits = make([]func(), len(j.preps))
+				}
+				commits[i] = p(r)
+			}
+		}
+		return commits
+	}
+	take = func(r arrow.RecordBatch, v any) error {
+		commits, _ := v.([]func())
+		for i, fn := range j.fns {
+			if commits != nil && commits[i] != nil {
+				commits[i]()
+			}
 			if fn != nil {
 				fn(r)
 			}
 		}
 		return nil
 	}
+	return prep, take
 }
 
 // rowCacheBits sizes the per-batch caches of threads and streams that

@@ -25,6 +25,18 @@ type ColumnScanner interface {
 	ScanColumns(t *Table, cols []string, fn func(arrow.RecordBatch) error) error
 }
 
+// PreparedScanner is implemented by Sources that read a table's parts
+// concurrently: ScanPrepared is ScanColumns, except that prep (when not
+// nil) runs on each batch in the goroutine that read it, as soon as it is
+// read (batches of several parts at once, in any order), and fn gets each
+// batch with what prep returned for it, in storage order, from one
+// goroutine at a time. A consumer's per-row work that needs no state
+// shared across batches goes into prep, off the one goroutine that takes
+// the batches in order.
+type PreparedScanner interface {
+	ScanPrepared(t *Table, cols []string, prep func(arrow.RecordBatch) any, fn func(arrow.RecordBatch, any) error) error
+}
+
 // RowEstimator is implemented by Sources that can tell cheaply about how
 // many rows a table has (an upper bound is fine); consumers use it to size
 // buffers once instead of growing them.

@@ -37,12 +37,33 @@ type scanner struct {
 	t        *ingest.Table
 	plan     *scanPlan
 	s        *strs
-	newQuery func() query // each part gets its own: row fillers keep per-scan caches
+	newQuery func() query                // each part gets its own: row fillers keep per-scan caches
+	prep     func(arrow.RecordBatch) any // run on each batch by its part's reader; nil: none
+}
+
+// prepared is a batch read ahead and what the scan's prep made of it.
+type prepared struct {
+	rec arrow.RecordBatch
+	v   any
+}
+
+// prepare is x.prep of rec (nil without one).
+func (x *scanner) prepare(rec arrow.RecordBatch) any {
+	if x.prep == nil {
+		return nil
+	}
+	return x.prep(rec)
+}
+
+// direct is fn for a part read on the consumer's goroutine: each batch
+// prepared, then handed on.
+func (x *scanner) direct(fn func(arrow.RecordBatch, any) error) func(arrow.RecordBatch) error {
+	return func(rec arrow.RecordBatch) error { return fn(rec, x.prepare(rec)) }
 }
 
 // run reads table t from src (rows as newQuery selects and fills them)
 // and emits its batches in storage (rowid) order.
-func (x *scanner) run(src string, fn func(arrow.RecordBatch) error) error {
+func (x *scanner) run(src string, fn func(arrow.RecordBatch, any) error) error {
 	q := x.newQuery()
 	p, err := x.planScan(src, q)
 	if err != nil || p == nil {
@@ -50,7 +71,7 @@ func (x *scanner) run(src string, fn func(arrow.RecordBatch) error) error {
 	}
 	x.plan = p
 	if len(p.parts) == 1 {
-		err := x.readPart(p.parts[0], q, fn)
+		err := x.readPart(p.parts[0], q, x.direct(fn))
 		if pc := (*pageCorrupt)(nil); errors.As(err, &pc) {
 			return x.rest(pc, fn)
 		}
@@ -121,7 +142,7 @@ func (x *scanner) readPart(p part, q query, fn func(arrow.RecordBatch) error) er
 
 // rest reads, through SQLite, the rows after the page reader's last good
 // one when it doubted a page.
-func (x *scanner) rest(pc *pageCorrupt, fn func(arrow.RecordBatch) error) error {
+func (x *scanner) rest(pc *pageCorrupt, fn func(arrow.RecordBatch, any) error) error {
 	r, p := x.r, x.plan
 	if err := r.doubted(p.src, pc.err, fmt.Sprintf("%s: the page reader doubted a page (%v); rows after rowid %d read through SQLite", p.src, pc.err, pc.last)); err != nil {
 		return err
@@ -141,14 +162,14 @@ func (x *scanner) rest(pc *pageCorrupt, fn func(arrow.RecordBatch) error) error 
 		what:  fmt.Sprintf("rowid %d..%d after a doubtful page", lo, end-1),
 		batch: r.opts.BatchRows,
 		rows:  rangeRows{r: r, s: x.s, stmt: p.sel + ` WHERE rowid >= ? AND rowid < ?`, lo: lo, hi: end, driver: true},
-	}, x.newQuery(), fn)
+	}, x.newQuery(), x.direct(fn))
 }
 
 // ahead is the state of a scan's read-ahead: part i sends its batches on
 // chs[i], which holds all of them, so a part never waits for the consumer
 // (a waiting part would hold a reader that an earlier part needs).
 type ahead struct {
-	chs        []chan arrow.RecordBatch
+	chs        []chan prepared
 	errs       []error
 	done       chan struct{}
 	launched   int
@@ -162,10 +183,10 @@ type ahead struct {
 // names of 200 bytes: 16 MB a part) were otherwise read only once the
 // consumer was done with the one before, and reading and consuming never
 // overlapped.
-func (x *scanner) readAhead(fn func(arrow.RecordBatch) error) error {
+func (x *scanner) readAhead(fn func(arrow.RecordBatch, any) error) error {
 	ps := x.plan.parts
 	maxAhead := 4 * cap(readers)
-	a := &ahead{chs: make([]chan arrow.RecordBatch, len(ps)), errs: make([]error, len(ps)), done: make(chan struct{})}
+	a := &ahead{chs: make([]chan prepared, len(ps)), errs: make([]error, len(ps)), done: make(chan struct{})}
 	var ferr error
 	for i := range ps {
 		for ; a.launched < len(ps) && ferr == nil; a.launched++ {
@@ -176,13 +197,13 @@ func (x *scanner) readAhead(fn func(arrow.RecordBatch) error) error {
 			x.launch(a, a.launched)
 		}
 		a.unconsumed -= ps[i].bytes
-		for rec := range a.chs[i] {
+		for b := range a.chs[i] {
 			if ferr == nil {
-				if ferr = fn(rec); ferr != nil {
+				if ferr = fn(b.rec, b.v); ferr != nil {
 					close(a.done)
 				}
 			}
-			rec.Release()
+			b.rec.Release()
 		}
 		if pc := (*pageCorrupt)(nil); ferr == nil && errors.As(a.errs[i], &pc) {
 			// Parts after this one are SQLite's now: stop and drop them.
@@ -206,7 +227,7 @@ func (x *scanner) readAhead(fn func(arrow.RecordBatch) error) error {
 // launch starts reading part i.
 func (x *scanner) launch(a *ahead, i int) {
 	p := x.plan.parts[i]
-	a.chs[i] = make(chan arrow.RecordBatch, p.batches)
+	a.chs[i] = make(chan prepared, p.batches)
 	q := x.newQuery()
 	go func() {
 		defer close(a.chs[i])
@@ -218,7 +239,7 @@ func (x *scanner) launch(a *ahead, i int) {
 			}
 			rec.Retain()
 			select {
-			case a.chs[i] <- rec:
+			case a.chs[i] <- prepared{rec, x.prepare(rec)}:
 				return nil
 			default:
 				rec.Release()
@@ -234,8 +255,8 @@ func (x *scanner) launch(a *ahead, i int) {
 // drain releases the batches of the launched parts from `from` on.
 func (a *ahead) drain(from int) {
 	for j := from; j < a.launched; j++ {
-		for rec := range a.chs[j] {
-			rec.Release()
+		for b := range a.chs[j] {
+			b.rec.Release()
 		}
 	}
 }

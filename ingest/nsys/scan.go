@@ -28,6 +28,12 @@ func (r *Reader) Scan(t *ingest.Table, fn func(arrow.RecordBatch) error) error {
 // ScanColumns is Scan with only the named columns filled; the others are
 // null (ingest.ColumnScanner). Empty cols means every column.
 func (r *Reader) ScanColumns(t *ingest.Table, cols []string, fn func(arrow.RecordBatch) error) error {
+	return r.ScanPrepared(t, cols, nil, func(rec arrow.RecordBatch, _ any) error { return fn(rec) })
+}
+
+// ScanPrepared is ScanColumns with prep run on each batch by the part's
+// reader (ingest.PreparedScanner).
+func (r *Reader) ScanPrepared(t *ingest.Table, cols []string, prep func(arrow.RecordBatch) any, fn func(arrow.RecordBatch, any) error) error {
 	src := r.SourceTable(t)
 	if src == "" {
 		return nil
@@ -44,7 +50,7 @@ func (r *Reader) ScanColumns(t *ingest.Table, cols []string, fn func(arrow.Recor
 	// first bad row's, not whichever part got to one first.
 	var mu sync.Mutex
 	var cks []*checks
-	x := &scanner{r: r, t: t, s: strs}
+	x := &scanner{r: r, t: t, s: strs, prep: prep}
 	x.newQuery = func() query {
 		ck := &checks{win: r.window()}
 		mu.Lock()

@@ -31,6 +31,24 @@ func (l *List[T]) Push(v T) {
 	l.n++
 }
 
+// PushAll appends vs, into the blocks that as many Pushes would fill.
+func (l *List[T]) PushAll(vs []T) {
+	for len(vs) > 0 {
+		if len(l.blocks) == 0 || len(l.blocks[len(l.blocks)-1]) == cap(l.blocks[len(l.blocks)-1]) {
+			n := 64
+			if len(l.blocks) > 0 {
+				n = min(2*cap(l.blocks[len(l.blocks)-1]), BlockLen)
+			}
+			l.blocks = append(l.blocks, make([]T, 0, n))
+		}
+		b := &l.blocks[len(l.blocks)-1]
+		k := min(len(vs), cap(*b)-len(*b))
+		*b = append(*b, vs[:k]...)
+		l.n += k
+		vs = vs[k:]
+	}
+}
+
 // Len is the number of elements.
 func (l *List[T]) Len() int {
 	if l == nil {

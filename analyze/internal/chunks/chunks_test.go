@@ -74,3 +74,31 @@ func TestTake(t *testing.T) {
 		t.Fatal("Take of a nil list")
 	}
 }
+
+// TestPushAll appends runs of every length across block boundaries: the
+// blocks are those of one Push per element.
+func TestPushAll(t *testing.T) {
+	var one, all List[int]
+	next := 0
+	for run := 0; next < 3*BlockLen; run = (run*7 + 13) % 5000 {
+		vs := make([]int, run)
+		for i := range vs {
+			vs[i] = next
+			one.Push(next)
+			next++
+		}
+		all.PushAll(vs)
+	}
+	if all.Len() != one.Len() {
+		t.Fatalf("Len = %d, want %d", all.Len(), one.Len())
+	}
+	a, o := all.Blocks(), one.Blocks()
+	if len(a) != len(o) {
+		t.Fatalf("%d blocks, want %d", len(a), len(o))
+	}
+	for i := range o {
+		if cap(a[i]) != cap(o[i]) || !slices.Equal(a[i], o[i]) {
+			t.Fatalf("block %d: %d of cap %d, want %d of cap %d", i, len(a[i]), cap(a[i]), len(o[i]), cap(o[i]))
+		}
+	}
+}

@@ -1,0 +1,182 @@
+package analyze
+
+import (
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/umtrace/umtrace/ingest"
+	"github.com/umtrace/umtrace/ingest/ingesttest"
+	"github.com/umtrace/umtrace/ingest/nsys"
+	"github.com/umtrace/umtrace/ingest/testshared"
+	"github.com/umtrace/umtrace/synth"
+)
+
+// apiState is what the API table's consumer leaves in a collector.
+type apiState struct {
+	Names   []string
+	Calls   []call
+	Procs   map[int64]apiProcState
+	Threads map[streamKey]bool
+	Graph   []graphLaunch
+	First   map[int64]call
+}
+
+type apiProcState struct {
+	Short   [][]uint16 // by API id
+	Wide    [][]uint32
+	Long    map[int32][]int64
+	Span    span
+	Managed int
+}
+
+func apiStateOf(c *collector) apiState {
+	s := apiState{Calls: c.callBuf.AppendTo(nil), Procs: map[int64]apiProcState{}, Threads: c.threads, Graph: c.graphLaunches, First: map[int64]call{}}
+	for id := range c.apiNames.Len() {
+		s.Names = append(s.Names, c.apiNames.At(int32(id)))
+	}
+	for p, pa := range c.apiBy.m {
+		ps := apiProcState{Long: pa.long, Span: pa.span, Managed: pa.managed}
+		for _, d := range pa.durs {
+			ps.Short = append(ps.Short, d.short.AppendTo(nil))
+			ps.Wide = append(ps.Wide, d.wide.AppendTo(nil))
+		}
+		s.Procs[p] = ps
+	}
+	for p, f := range c.firstRT {
+		s.First[p] = *f
+	}
+	return s
+}
+
+// TestPreparedAPI: the API table taken through prepAPI, its batches
+// prepared concurrently on the readers' goroutines as collect does
+// (ingest.PreparedScanner), leaves the collector exactly as addAPI row by
+// row does: ids, the calls in order, each process's durations per API in
+// row order, spans, threads, graph launches and first runtime calls.
+// Shuffled rows of four processes and 36 threads (address-diverse), small
+// batches so that parts and groups cross often, and real exports of
+// PyTorch and of several processes.
+func TestPreparedAPI(t *testing.T) {
+	cfg := synth.DefaultConfig
+	cfg.Seed, cfg.Steps, cfg.KernelsPerStep, cfg.Episodes, cfg.EpisodeSteps, cfg.DecoySteps = 3, 200, 8, 2, 8, 3
+	cfg, err := synth.WithShape(cfg, "address-diverse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad := filepath.Join(t.TempDir(), "address-diverse.sqlite")
+	if _, err := synth.Generate(ad, cfg); err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{ad}
+	for _, n := range [][]string{
+		{"traces", "torch_mlp_managed.sqlite"},
+		{"traces", "torch_mlp_device.sqlite"},
+		{"external", "nsys", "pipit_cloverleaf-cuda_perlmutter_4gpu_2024.5.1.sqlite"},
+	} {
+		paths = append(paths, testshared.Need(t, n...))
+	}
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			r, err := nsys.Open(path, nsys.Options{BatchRows: 700, ParallelRows: 2000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			cols := needed[ingest.API]
+			rows := newCollector()
+			if err := r.ScanColumns(ingest.API, cols, func(rec arrow.RecordBatch) error { rows.addAPI(rec); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			prepared := newCollector()
+			// The first batch's prep waits (a while at most) for another
+			// to start: two parts' batches are then prepared at once.
+			var mu sync.Mutex
+			preps, overlapped := 0, false
+			second := make(chan struct{})
+			err = r.ScanPrepared(ingest.API, cols, func(rec arrow.RecordBatch) any {
+				mu.Lock()
+				preps++
+				n := preps
+				mu.Unlock()
+				switch n {
+				case 1:
+					select {
+					case <-second:
+						overlapped = true
+					case <-time.After(2 * time.Second):
+					}
+				case 2:
+					close(second)
+				}
+				return prepared.prepAPI(rec)
+			}, func(_ arrow.RecordBatch, v any) error { v.(func())(); return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, got := apiStateOf(rows), apiStateOf(prepared)
+			if len(want.Calls) == 0 || len(want.Procs) == 0 || len(want.First) == 0 {
+				t.Fatalf("%d calls, %d processes, %d first runtime calls: the trace tests nothing", len(want.Calls), len(want.Procs), len(want.First))
+			}
+			if !reflect.DeepEqual(got, want) {
+				for _, d := range []struct {
+					what string
+					g, w any
+				}{{"names", got.Names, want.Names}, {"calls", got.Calls, want.Calls}, {"processes", got.Procs, want.Procs},
+					{"threads", got.Threads, want.Threads}, {"graph launches", got.Graph, want.Graph}, {"first runtime calls", got.First, want.First}} {
+					if !reflect.DeepEqual(d.g, d.w) {
+						t.Errorf("prepared batches: the %s differ from addAPI's", d.what)
+					}
+				}
+			}
+			if path == ad && runtime.GOMAXPROCS(0) > 1 && !overlapped {
+				t.Error("no two batches of the synth's parts were prepared at once")
+			}
+			t.Logf("%d calls, %d processes, %d threads; batches prepared at once: %v", len(want.Calls), len(want.Procs), len(want.Threads), overlapped)
+		})
+	}
+}
+
+// TestPreparedAPITies: the cases real traces rarely hold. Runtime calls of
+// one process that tie on start and end (within a batch, process 9, and
+// across batches, process 7: the first in storage order is the first
+// runtime call),
+// durations that do not fit 32 bits or are negative, a graph launch and a
+// managed allocation, taken batch after batch.
+func TestPreparedAPITies(t *testing.T) {
+	const s = int64(1_000_000_000)
+	batches := [][]ingesttest.Row{
+		{ingesttest.APICall(7, 2, "cudaLaunchKernel", 5*s, 5*s+10), ingesttest.APICall(7, 3, "cudaMemcpy_v3020", 5*s, 5*s+10),
+			ingesttest.APICall(8, 1, "cuLaunchKernel", 4*s, 4*s+1), ingesttest.APICall(7, 4, "cudaDeviceSynchronize", 6*s, 12*s),
+			ingesttest.APICall(9, 1, "cudaMalloc", 3*s, 3*s+5), ingesttest.APICall(9, 2, "cudaFree", 3*s, 3*s+5)},
+		{ingesttest.APICall(7, 5, "cudaMalloc", 5*s, 5*s+10), ingesttest.APICall(8, 2, "cudaMallocManaged", 9*s, 9*s-3),
+			ingesttest.APICall(8, 1, "cudaGraphLaunch", 4*s+1, 4*s+70000), ingesttest.APICall(7, 2, "cudaLaunchKernel", 5*s, 5*s+9)},
+		{ingesttest.APICall(8, 3, "cudaStreamSynchronize", 4*s+1, 4*s+70000), ingesttest.APICall(7, 6, "cudaFree", 5*s, 5*s+9)},
+	}
+	rows, prepared := newCollector(), newCollector()
+	for _, b := range batches {
+		tr := ingesttest.New("ties.sqlite").Add(ingest.API, b...)
+		if err := tr.Scan(ingest.API, func(rec arrow.RecordBatch) error {
+			rows.addAPI(rec)
+			prepared.prepAPI(rec)()
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, got := apiStateOf(rows), apiStateOf(prepared)
+	if f := want.First[7]; f.tid != 2 || f.end != 5*s+9 {
+		t.Fatalf("addAPI's first runtime call of process 7 is thread %d ending at %d, want thread 2's ending at %d", f.tid, f.end, 5*s+9)
+	}
+	if f := want.First[9]; f.tid != 1 {
+		t.Fatalf("addAPI's first runtime call of process 9 is thread %d's, want thread 1's", f.tid)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("prepared batches differ from addAPI's:\n got %+v\nwant %+v", got, want)
+	}
+}
