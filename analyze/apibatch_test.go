@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/umtrace/umtrace/analyze/internal/intern"
 	"github.com/umtrace/umtrace/ingest"
 	"github.com/umtrace/umtrace/ingest/ingesttest"
 	"github.com/umtrace/umtrace/ingest/nsys"
@@ -178,5 +180,124 @@ func TestPreparedAPITies(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("prepared batches differ from addAPI's:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// workState is what the kernel table's consumer leaves in a collector.
+type workState struct {
+	Names   []string
+	Streams map[streamKey][]gpuWork
+	Spans   map[int64]span
+	Long    map[longKey]int64
+}
+
+func workStateOf(c *collector) workState {
+	s := workState{Streams: map[streamKey][]gpuWork{}, Spans: map[int64]span{}, Long: c.longWork}
+	for id := range c.kernelNames.Len() {
+		s.Names = append(s.Names, c.kernelNames.Name(int32(id)))
+	}
+	for k, l := range c.kernels {
+		s.Streams[k] = l.AppendTo(nil)
+	}
+	for p, w := range c.kernelBy.m {
+		s.Spans[p] = w.span
+	}
+	return s
+}
+
+// TestPreparedKernels: the kernel table taken through prepKernels, its
+// batches prepared at once on the readers' goroutines, leaves the
+// collector as addWork row by row does: the name ids (given in storage
+// order, as StringIds ids and as strings), every stream's kernels in
+// order, the processes' spans, and the kernels too long for 32 bits
+// (TestPreparedKernelsLong).
+func TestPreparedKernels(t *testing.T) {
+	cfg := synth.DefaultConfig
+	cfg.Seed, cfg.Steps, cfg.KernelsPerStep, cfg.Episodes, cfg.EpisodeSteps, cfg.DecoySteps = 3, 200, 8, 2, 8, 3
+	var paths []string
+	for _, shape := range []string{"address-diverse", "name-diverse"} {
+		c, err := synth.WithShape(cfg, shape)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), shape+".sqlite")
+		if _, err := synth.Generate(p, c); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	paths = append(paths, testshared.Need(t, "traces", "torch_mlp_managed.sqlite"), testshared.Need(t, "external", "nsys", "pipit_cloverleaf-cuda_perlmutter_4gpu_2024.5.1.sqlite"))
+	for _, path := range paths {
+		for _, byID := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/ids=%v", filepath.Base(path), byID), func(t *testing.T) {
+				r, err := nsys.Open(path, nsys.Options{BatchRows: 700, ParallelRows: 2000})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				cols := needed[ingest.Kernel]
+				mk := func() *collector {
+					c := newCollector()
+					if byID {
+						c.kernelNames.ByID(intern.NameTable(r))
+						cols = idCols(needed[ingest.Kernel])
+					}
+					return c
+				}
+				rows, prepared := mk(), mk()
+				if err := r.ScanColumns(ingest.Kernel, cols, func(rec arrow.RecordBatch) error {
+					rows.addWork(rec, ingest.Kernel, rows.kernels, nil, &rows.kernelBy)
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if err := r.ScanPrepared(ingest.Kernel, cols, func(rec arrow.RecordBatch) any { return prepared.prepKernels(rec) },
+					func(_ arrow.RecordBatch, v any) error { v.(func())(); return nil }); err != nil {
+					t.Fatal(err)
+				}
+				want, got := workStateOf(rows), workStateOf(prepared)
+				if len(want.Streams) == 0 || len(want.Names) == 0 {
+					t.Fatalf("%d streams, %d names: the trace tests nothing", len(want.Streams), len(want.Names))
+				}
+				for _, d := range []struct {
+					what string
+					g, w any
+				}{{"names", got.Names, want.Names}, {"streams", got.Streams, want.Streams}, {"spans", got.Spans, want.Spans}, {"long kernels", got.Long, want.Long}} {
+					if !reflect.DeepEqual(d.g, d.w) {
+						t.Errorf("prepared batches: the %s differ from addWork's", d.what)
+					}
+				}
+				t.Logf("%d streams, %d names", len(want.Streams), len(want.Names))
+			})
+		}
+	}
+}
+
+// TestPreparedKernelsLong: kernels longer than 4.29 s or ending before
+// they start keep their duration in longWork under their name, batch
+// after batch, as addWork keeps it.
+func TestPreparedKernelsLong(t *testing.T) {
+	const s = int64(1_000_000_000)
+	batches := [][]ingesttest.Row{
+		{ingesttest.KernelRun(7, 0, 3, "gemm", s, 2*s), ingesttest.KernelRun(7, 0, 4, "relu", s, 9*s), ingesttest.KernelRun(8, 1, 3, "gemm", 3*s, 3*s-5)},
+		{ingesttest.KernelRun(7, 0, 4, "softmax", 2*s, 8*s), ingesttest.KernelRun(7, 0, 3, "relu", 4*s, 4*s+9), ingesttest.KernelRun(8, 1, 3, "gemm", 5*s, 5*s+1)},
+	}
+	rows, prepared := newCollector(), newCollector()
+	for _, b := range batches {
+		tr := ingesttest.New("long.sqlite").Add(ingest.Kernel, b...)
+		if err := tr.Scan(ingest.Kernel, func(rec arrow.RecordBatch) error {
+			rows.addWork(rec, ingest.Kernel, rows.kernels, nil, &rows.kernelBy)
+			prepared.prepKernels(rec)()
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, got := workStateOf(rows), workStateOf(prepared)
+	if len(want.Long) != 3 {
+		t.Fatalf("addWork kept %d long kernels, want 3", len(want.Long))
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("prepared batches differ from addWork's:\n got %+v\nwant %+v", got, want)
 	}
 }

@@ -471,7 +471,7 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 	}
 	out := map[*ingest.Table]feed{
 		ingest.API:      {prep: c.prepAPI},
-		ingest.Kernel:   {fn: func(r arrow.RecordBatch) { c.addWork(r, ingest.Kernel, c.kernels, nil, &c.kernelBy) }},
+		ingest.Kernel:   {prep: c.prepKernels},
 		ingest.Memcpy:   {fn: c.addMemcpy},
 		ingest.Memset:   {fn: func(r arrow.RecordBatch) { c.addWork(r, ingest.Memset, c.memsets, c.setStream, &c.memsetBy) }},
 		ingest.Sync:     {fn: c.addSync},
