@@ -301,3 +301,100 @@ func TestPreparedKernelsLong(t *testing.T) {
 		t.Errorf("prepared batches differ from addWork's:\n got %+v\nwant %+v", got, want)
 	}
 }
+
+// copyState is what the memcpy table's consumer leaves in a collector.
+type copyState struct {
+	Migrations []migration
+	Procs      map[int64]pidWork
+	Copies     map[streamKey][]gpuWork
+	CopyStream map[pidCorr]int64
+	Long       map[longKey]int64
+}
+
+func copyStateOf(c *collector) copyState {
+	s := copyState{Migrations: c.migrations, Procs: map[int64]pidWork{}, Copies: map[streamKey][]gpuWork{}, CopyStream: c.copyStream, Long: c.longWork}
+	for p, w := range c.memcpyBy.m {
+		s.Procs[p] = *w
+	}
+	for k, l := range c.copies {
+		s.Copies[k] = l.AppendTo(nil)
+	}
+	return s
+}
+
+// TestPreparedMemcpy: the memcpy table taken through prepMemcpy, batches
+// prepared at once, leaves the collector as addMemcpy row by row does:
+// the migrations in order, each process's span and clamped migrations,
+// the copies by stream with their correlation ids, on an address-diverse
+// synth (four processes), PyTorch's copies and external exports of
+// managed memory; and rows whose duration or size does not fit 32 bits,
+// copy kinds out of range, batch after batch.
+func TestPreparedMemcpy(t *testing.T) {
+	cfg := synth.DefaultConfig
+	cfg.Seed, cfg.Steps, cfg.KernelsPerStep, cfg.Episodes, cfg.EpisodeSteps, cfg.DecoySteps = 3, 200, 8, 2, 8, 3
+	cfg, err := synth.WithShape(cfg, "address-diverse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad := filepath.Join(t.TempDir(), "address-diverse.sqlite")
+	if _, err := synth.Generate(ad, cfg); err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{ad, testshared.Need(t, "traces", "torch_mlp_managed.sqlite"), testshared.Need(t, "traces", "um_pingpong_explicit.sqlite"),
+		testshared.Need(t, "external", "nsys", "csc746_2022.2.1_4gpu_um-memcpy18k_report1.sqlite")}
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			r, err := nsys.Open(path, nsys.Options{BatchRows: 700, ParallelRows: 2000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			cols := needed[ingest.Memcpy]
+			rows, prepared := newCollector(), newCollector()
+			if err := r.ScanColumns(ingest.Memcpy, cols, func(rec arrow.RecordBatch) error { rows.addMemcpy(rec); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.ScanPrepared(ingest.Memcpy, cols, func(rec arrow.RecordBatch) any { return prepared.prepMemcpy(rec) },
+				func(_ arrow.RecordBatch, v any) error { v.(func())(); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			want, got := copyStateOf(rows), copyStateOf(prepared)
+			if len(want.Migrations)+len(want.Copies) == 0 {
+				t.Fatal("no migrations or copies: the trace tests nothing")
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("prepared batches differ from addMemcpy's (%d vs %d migrations, %d vs %d copy streams)", len(got.Migrations), len(want.Migrations), len(got.Copies), len(want.Copies))
+			}
+			t.Logf("%d migrations, %d copy streams", len(want.Migrations), len(want.Copies))
+		})
+	}
+	t.Run("clamped", func(t *testing.T) {
+		const s = int64(1_000_000_000)
+		copyRow := func(pid, stream int64, kind int32, start, end int64) ingesttest.Row {
+			return ingesttest.Row{ingest.ColPid: pid, ingest.ColStreamID: stream, ingest.ColCopyKind: kind, ingest.ColStart: start, ingest.ColEnd: end,
+				ingest.ColBytes: int64(4096), ingest.ColCorrelationID: int64(start % 1000)}
+		}
+		batches := [][]ingesttest.Row{
+			{ingesttest.Migration(7, 0, s, 9*s, 1<<20, 0x7000), ingesttest.Migration(8, 0, 2*s, 2*s+5, 8<<30, 0x8000), copyRow(7, 3, 1, s, 2*s), copyRow(8, 4, 2, 3*s+7, 9*s)},
+			{ingesttest.Migration(7, 0, 4*s, 4*s-1, 4096, 0x9000), copyRow(7, 3, 99, 5*s+3, 5*s+9), ingesttest.Migration(8, 0, 6*s, 6*s+1, 4096, 0xa000)},
+		}
+		rows, prepared := newCollector(), newCollector()
+		for _, b := range batches {
+			tr := ingesttest.New("clamped.sqlite").Add(ingest.Memcpy, b...)
+			if err := tr.Scan(ingest.Memcpy, func(rec arrow.RecordBatch) error {
+				rows.addMemcpy(rec)
+				prepared.prepMemcpy(rec)()
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, got := copyStateOf(rows), copyStateOf(prepared)
+		if want.Procs[7].clamped != 2 || want.Procs[8].clamped != 1 || len(want.Long) != 1 {
+			t.Fatalf("addMemcpy clamped %d and %d migrations and kept %d long copies, want 2, 1 and 1", want.Procs[7].clamped, want.Procs[8].clamped, len(want.Long))
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("prepared batches differ from addMemcpy's:\n got %+v\nwant %+v", got, want)
+		}
+	})
+}

@@ -472,7 +472,7 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 	out := map[*ingest.Table]feed{
 		ingest.API:      {prep: c.prepAPI},
 		ingest.Kernel:   {prep: c.prepKernels},
-		ingest.Memcpy:   {fn: c.addMemcpy},
+		ingest.Memcpy:   {prep: c.prepMemcpy},
 		ingest.Memset:   {fn: func(r arrow.RecordBatch) { c.addWork(r, ingest.Memset, c.memsets, c.setStream, &c.memsetBy) }},
 		ingest.Sync:     {fn: c.addSync},
 		ingest.GPUFault: {fn: c.addGPUFault},
@@ -845,43 +845,62 @@ func (c *collector) addMemcpy(r arrow.RecordBatch) {
 	cause := ingest.I32(r, t, ingest.ColMigCause)
 	va := ingest.U64(r, t, ingest.ColVirtAddr)
 	for i := 0; i < int(r.NumRows()); i++ {
-		s, e, p, kd := st.Value(i), en.Value(i), pid.Value(i), kind.Value(i)
-		if kd < 0 || kd > maxCopyKind {
-			// Sources range-check copy kinds; one that did not must
-			// not turn a copy into a kernel name id (-1-kd >= 0).
-			kd = 0
-		}
+		s, e, p, kd := st.Value(i), en.Value(i), pid.Value(i), copyKind(kind.Value(i))
 		pw := c.memcpyBy.get(p)
 		pw.span.add(s, e)
 		if kd >= 11 && kd <= 13 {
-			d, b := e-s, by.Value(i)
-			if d < 0 || d >= maxDur || b < 0 || b >= maxDur {
+			m, clamped := newMigration(s, e, p, by.Value(i), kd, cause, va, i)
+			if clamped {
 				pw.clamped++
-				d, b = min(max(d, 0), maxDur), min(max(b, 0), maxDur)
-			}
-			m := migration{start: s, dur: uint32(d), bytes: uint32(b), pid: int32(p), kind: int8(kd), cause: -1}
-			if !cause.IsNull(i) {
-				m.cause = 0 // unknown, also for values out of range
-				if cv := cause.Value(i); cv >= 0 && cv < numCauses {
-					m.cause = int8(cv)
-				}
-			}
-			if !va.IsNull(i) {
-				m.addr = va.Value(i)
 			}
 			c.migrations = push(c.migrations, m)
 			continue
 		}
-		k := streamKey{p, strm.Value(i)}
-		ws := c.copies[k]
-		if ws == nil {
-			ws = &chunks.List[gpuWork]{}
-			c.copies[k] = ws
+		c.addCopy(s, e, streamKey{p, strm.Value(i)}, kd, corr, i)
+	}
+}
+
+// copyKind is a row's copy kind; 0 (unknown) for one out of range:
+// sources range-check copy kinds, and one that did not must not turn a
+// copy into a kernel name id (-1-kd >= 0).
+func copyKind(kd int32) int32 {
+	if kd < 0 || kd > maxCopyKind {
+		return 0
+	}
+	return kd
+}
+
+// newMigration is the migration of a row of the memcpy table (kind kd,
+// 11 to 13), and whether its duration or size was clamped to 32 bits.
+func newMigration(s, e, p, bytes int64, kd int32, cause *array.Int32, va *array.Uint64, i int) (migration, bool) {
+	d, b := e-s, bytes
+	clamped := d < 0 || d >= maxDur || b < 0 || b >= maxDur
+	if clamped {
+		d, b = min(max(d, 0), maxDur), min(max(b, 0), maxDur)
+	}
+	m := migration{start: s, dur: uint32(d), bytes: uint32(b), pid: int32(p), kind: int8(kd), cause: -1}
+	if !cause.IsNull(i) {
+		m.cause = 0 // unknown, also for values out of range
+		if cv := cause.Value(i); cv >= 0 && cv < numCauses {
+			m.cause = int8(cv)
 		}
-		ws.Push(c.newWork(k, s, e, -1-kd))
-		if !corr.IsNull(i) {
-			c.copyStream[pidCorr{p, corr.Value(i)}] = k.stream
-		}
+	}
+	if !va.IsNull(i) {
+		m.addr = va.Value(i)
+	}
+	return m, clamped
+}
+
+// addCopy adds an explicit copy (row i) of stream k.
+func (c *collector) addCopy(s, e int64, k streamKey, kd int32, corr *array.Int64, i int) {
+	ws := c.copies[k]
+	if ws == nil {
+		ws = &chunks.List[gpuWork]{}
+		c.copies[k] = ws
+	}
+	ws.Push(c.newWork(k, s, e, -1-kd))
+	if !corr.IsNull(i) {
+		c.copyStream[pidCorr{k.pid, corr.Value(i)}] = k.stream
 	}
 }
 

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -156,4 +157,103 @@ func (c *collector) commitWork(r arrow.RecordBatch, b *workBatch, t *ingest.Tabl
 		}
 		c.longMu.Unlock()
 	}
+}
+
+// copyBatch is what prepMemcpy makes of one batch of the memcpy table:
+// its migrations and each process's span and clamped migrations; the
+// copies (few next to migrations, keyed by stream and correlation) are
+// left to commitMemcpy, row by row.
+type copyBatch struct {
+	procs  []copyProc
+	migs   []migration
+	copies []int32 // rows, in order
+}
+
+type copyProc struct {
+	pid     int64
+	span    span
+	clamped int
+}
+
+var copyBatches = sync.Pool{New: func() any { return new(copyBatch) }}
+
+// prepMemcpy reads r's migrations (any goroutine) and returns what takes
+// them and r's copies into c, in storage order.
+func (c *collector) prepMemcpy(r arrow.RecordBatch) func() {
+	b := copyBatches.Get().(*copyBatch)
+	b.prepare(r)
+	return func() {
+		c.commitMemcpy(r, b)
+		b.procs, b.migs, b.copies = b.procs[:0], b.migs[:0], b.copies[:0]
+		copyBatches.Put(b)
+	}
+}
+
+func (b *copyBatch) prepare(r arrow.RecordBatch) {
+	t := ingest.Memcpy
+	st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
+	pid := ingest.I64(r, t, ingest.ColPid)
+	kind := ingest.I32(r, t, ingest.ColCopyKind)
+	by := ingest.I64(r, t, ingest.ColBytes)
+	cause := ingest.I32(r, t, ingest.ColMigCause)
+	va := ingest.U64(r, t, ingest.ColVirtAddr)
+	proc := -1
+	for i := 0; i < int(r.NumRows()); i++ {
+		s, e, p, kd := st.Value(i), en.Value(i), pid.Value(i), copyKind(kind.Value(i))
+		if proc < 0 || b.procs[proc].pid != p {
+			proc = b.procIndex(p)
+		}
+		pr := &b.procs[proc]
+		pr.span.add(s, e)
+		if kd < 11 || kd > 13 {
+			b.copies = append(b.copies, int32(i))
+			continue
+		}
+		m, clamped := newMigration(s, e, p, by.Value(i), kd, cause, va, i)
+		if clamped {
+			pr.clamped++
+		}
+		b.migs = append(b.migs, m)
+	}
+}
+
+func (b *copyBatch) procIndex(p int64) int {
+	for j := range b.procs {
+		if b.procs[j].pid == p {
+			return j
+		}
+	}
+	b.procs = append(b.procs, copyProc{pid: p, span: newSpan()})
+	return len(b.procs) - 1
+}
+
+// commitMemcpy takes a prepared batch into c: the collector's goroutine,
+// in storage order.
+func (c *collector) commitMemcpy(r arrow.RecordBatch, b *copyBatch) {
+	for _, pr := range b.procs {
+		pw := c.memcpyBy.get(pr.pid)
+		pw.span.add(pr.span.lo, pr.span.hi)
+		pw.clamped += pr.clamped
+	}
+	c.migrations = pushAll(c.migrations, b.migs)
+	if len(b.copies) == 0 {
+		return
+	}
+	t := ingest.Memcpy
+	st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
+	pid, strm := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColStreamID)
+	corr := ingest.I64(r, t, ingest.ColCorrelationID)
+	kind := ingest.I32(r, t, ingest.ColCopyKind)
+	for _, row := range b.copies {
+		i := int(row)
+		c.addCopy(st.Value(i), en.Value(i), streamKey{pid.Value(i), strm.Value(i)}, copyKind(kind.Value(i)), corr, i)
+	}
+}
+
+// pushAll appends vs to s, growing s as push does.
+func pushAll[T any](s, vs []T) []T {
+	if len(s)+len(vs) > cap(s) {
+		s = slices.Grow(s, max(len(s), len(vs), 256))
+	}
+	return append(s, vs...)
 }
