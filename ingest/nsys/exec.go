@@ -17,14 +17,16 @@ import (
 var readers = make(chan struct{}, runtime.GOMAXPROCS(0))
 
 // readAheadBytes bounds what the parts read ahead of a scan's consumer
-// hold (estimated from their pages, or rows times columns): 16 MiB is four
-// parts of a wide table, enough to keep every reader busy.
-const readAheadBytes = 16 << 20
+// hold (estimated from their pages, or rows times columns): four parts of
+// a wide table (16 MiB), or a part per reader where there are more
+// readers, up to 16 (64 MiB): the two largest tables (API calls,
+// kernels) end the read, and at four parts each in flight they kept at
+// most 8 of 16 readers busy.
+var readAheadBytes = int64(min(max(cap(readers), 4), 16)) * partBytes
 
-// partBytes bounds the pages of one part of a page read, a quarter of the
-// read-ahead: rows of 200-byte NVTX names made parts of 16 MB, read one
-// at a time.
-const partBytes = readAheadBytes / 4
+// partBytes bounds the pages of one part of a page read: rows of
+// 200-byte NVTX names made parts of 16 MB, read one at a time.
+const partBytes = 4 << 20
 
 var errStopped = errors.New("scan stopped")
 
