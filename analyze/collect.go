@@ -593,9 +593,10 @@ func collectParts(src ingest.Source, parts []*part) error {
 	for _, f := range finish {
 		f()
 	}
-	// The batch buffers kept for reuse are done with: drop them before
-	// the analysis.
+	// The batch buffers and prepared batches kept for reuse are done
+	// with: drop them before the analysis.
 	ingest.ReleaseBuffers()
+	releaseScratch()
 	return nil
 }
 

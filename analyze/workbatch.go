@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"slices"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -23,7 +22,7 @@ type workBatch struct {
 	work   []gpuWork // the groups' kernels, group after group, each in row order; name is the row until commitWork
 	long   []longRow // kernels whose duration does not fit 32 bits, in row order
 
-	// Scratch, kept for the next batch (workBatches).
+	// Scratch, kept with the batch for the next one (workBatches).
 	rowGroup []int32
 	ids      []int32
 	byKey    map[streamKey]int32 // group + 1
@@ -43,18 +42,18 @@ type longRow struct {
 	end, d int64
 }
 
-var workBatches = sync.Pool{New: func() any { return &workBatch{byKey: map[streamKey]int32{}} }}
+var workBatches = newFreeList[workBatch]()
 
 // prepKernels groups r's kernels by stream (any goroutine; it reads
 // nothing the collector writes) and returns what takes them into c, in
 // storage order.
 func (c *collector) prepKernels(r arrow.RecordBatch) func() {
-	b := workBatches.Get().(*workBatch)
+	b := workBatches.get()
 	b.prepare(r, ingest.Kernel)
 	return func() {
 		c.commitWork(r, b, ingest.Kernel, c.kernels, &c.kernelBy)
 		b.reset()
-		workBatches.Put(b)
+		workBatches.put(b)
 	}
 }
 
@@ -108,6 +107,9 @@ func (b *workBatch) group(k streamKey) int32 {
 	sl := &b.slots[k.slot(rowCacheBits)]
 	if *sl > 0 && b.groups[*sl-1].k == k {
 		return *sl - 1
+	}
+	if b.byKey == nil {
+		b.byKey = map[streamKey]int32{}
 	}
 	g, ok := b.byKey[k]
 	if !ok {
@@ -175,17 +177,17 @@ type copyProc struct {
 	clamped int
 }
 
-var copyBatches = sync.Pool{New: func() any { return new(copyBatch) }}
+var copyBatches = newFreeList[copyBatch]()
 
 // prepMemcpy reads r's migrations (any goroutine) and returns what takes
 // them and r's copies into c, in storage order.
 func (c *collector) prepMemcpy(r arrow.RecordBatch) func() {
-	b := copyBatches.Get().(*copyBatch)
+	b := copyBatches.get()
 	b.prepare(r)
 	return func() {
 		c.commitMemcpy(r, b)
 		b.procs, b.migs, b.copies = b.procs[:0], b.migs[:0], b.copies[:0]
-		copyBatches.Put(b)
+		copyBatches.put(b)
 	}
 }
 
