@@ -14,7 +14,7 @@ import (
 // runtime call depend on it). Its per-row work is done before that, on
 // the goroutine that read the batch (ingest.PreparedScanner): prepAPI
 // groups a batch's rows by process and name, and the collector then takes
-// the groups in order (commitAPI), a few appends per group instead of a
+// the groups in order (apiBatch.commit), a few appends per group instead of a
 // dozen lookups per row. What the collector ends with is the same as
 // addAPI's, row by row (TestPreparedAPI).
 
@@ -28,7 +28,7 @@ type apiBatch struct {
 	long    []apiLong   // durations that do not fit, in row order
 	threads []streamKey // distinct, in the order of their first rows
 	graph   []graphLaunch
-	calls   []call // the host-blocking calls, in row order; api is the name's key until commitAPI
+	calls   []call // the host-blocking calls, in row order; api is the name's key until commit
 
 	// Scratch, kept with the batch for the next one (apiBatches).
 	rowGroup []int32
@@ -110,7 +110,7 @@ func releaseScratch() {
 
 // prepAPI groups r's rows (any goroutine; it reads nothing the collector
 // writes) and returns what takes them into c, in storage order.
-func (c *collector) prepAPI(r arrow.RecordBatch) func() {
+func prepAPI(c *collector, r arrow.RecordBatch) func() {
 	if names := ingest.Str(r, ingest.API, ingest.ColName); names.Keys() == nil || names.DictLen() > maxPrepKeys {
 		// Rows without a name, indices not as the Builder makes them, or
 		// a dictionary too large for a slot per name and process: row by
@@ -120,7 +120,7 @@ func (c *collector) prepAPI(r arrow.RecordBatch) func() {
 	b := apiBatches.get()
 	b.prepare(r)
 	return func() {
-		c.commitAPI(b)
+		b.commit(c)
 		b.reset()
 		apiBatches.put(b)
 	}
@@ -275,9 +275,9 @@ func (b *apiBatch) place(n int) {
 	}
 }
 
-// commitAPI takes a prepared batch into c: the collector's goroutine, in
+// commit takes the prepared batch into c: the collector's goroutine, in
 // storage order.
-func (c *collector) commitAPI(b *apiBatch) {
+func (b *apiBatch) commit(c *collector) {
 	local := c.apiNames.BatchIDs(b.names)
 	pas := make([]*pidAPI, len(b.procs))
 	for j := range b.procs {

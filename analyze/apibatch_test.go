@@ -116,7 +116,7 @@ func TestPreparedAPI(t *testing.T) {
 				case 2:
 					close(second)
 				}
-				return prepared.prepAPI(rec)
+				return prepAPI(prepared, rec)
 			}, func(_ arrow.RecordBatch, v any) error { v.(func())(); return nil })
 			if err != nil {
 				t.Fatal(err)
@@ -165,7 +165,7 @@ func TestPreparedAPITies(t *testing.T) {
 		tr := ingesttest.New("ties.sqlite").Add(ingest.API, b...)
 		if err := tr.Scan(ingest.API, func(rec arrow.RecordBatch) error {
 			rows.addAPI(rec)
-			prepared.prepAPI(rec)()
+			prepAPI(prepared, rec)()
 			return nil
 		}); err != nil {
 			t.Fatal(err)
@@ -251,7 +251,7 @@ func TestPreparedKernels(t *testing.T) {
 				}); err != nil {
 					t.Fatal(err)
 				}
-				if err := r.ScanPrepared(ingest.Kernel, cols, func(rec arrow.RecordBatch) any { return prepared.prepKernels(rec) },
+				if err := r.ScanPrepared(ingest.Kernel, cols, func(rec arrow.RecordBatch) any { return prepKernels(prepared, rec) },
 					func(_ arrow.RecordBatch, v any) error { v.(func())(); return nil }); err != nil {
 					t.Fatal(err)
 				}
@@ -287,7 +287,7 @@ func TestPreparedKernelsLong(t *testing.T) {
 		tr := ingesttest.New("long.sqlite").Add(ingest.Kernel, b...)
 		if err := tr.Scan(ingest.Kernel, func(rec arrow.RecordBatch) error {
 			rows.addWork(rec, ingest.Kernel, rows.kernels, nil, &rows.kernelBy)
-			prepared.prepKernels(rec)()
+			prepKernels(prepared, rec)()
 			return nil
 		}); err != nil {
 			t.Fatal(err)
@@ -323,7 +323,7 @@ func copyStateOf(c *collector) copyState {
 }
 
 // TestPreparedMemcpy: the memcpy table taken through prepMemcpy, batches
-// prepared at once, leaves the collector as addMemcpy row by row does:
+// prepared at once, leaves the collector as addMemcpyRows does, row by row:
 // the migrations in order, each process's span and clamped migrations,
 // the copies by stream with their correlation ids, on an address-diverse
 // synth (four processes), PyTorch's copies and external exports of
@@ -351,10 +351,10 @@ func TestPreparedMemcpy(t *testing.T) {
 			defer r.Close()
 			cols := needed[ingest.Memcpy]
 			rows, prepared := newCollector(), newCollector()
-			if err := r.ScanColumns(ingest.Memcpy, cols, func(rec arrow.RecordBatch) error { rows.addMemcpy(rec); return nil }); err != nil {
+			if err := r.ScanColumns(ingest.Memcpy, cols, func(rec arrow.RecordBatch) error { addMemcpyRows(rows, rec); return nil }); err != nil {
 				t.Fatal(err)
 			}
-			if err := r.ScanPrepared(ingest.Memcpy, cols, func(rec arrow.RecordBatch) any { return prepared.prepMemcpy(rec) },
+			if err := r.ScanPrepared(ingest.Memcpy, cols, func(rec arrow.RecordBatch) any { return prepMemcpy(prepared, rec) },
 				func(_ arrow.RecordBatch, v any) error { v.(func())(); return nil }); err != nil {
 				t.Fatal(err)
 			}
@@ -363,7 +363,7 @@ func TestPreparedMemcpy(t *testing.T) {
 				t.Fatal("no migrations or copies: the trace tests nothing")
 			}
 			if !reflect.DeepEqual(got, want) {
-				t.Errorf("prepared batches differ from addMemcpy's (%d vs %d migrations, %d vs %d copy streams)", len(got.Migrations), len(want.Migrations), len(got.Copies), len(want.Copies))
+				t.Errorf("prepared batches differ from addMemcpyRows' (%d vs %d migrations, %d vs %d copy streams)", len(got.Migrations), len(want.Migrations), len(got.Copies), len(want.Copies))
 			}
 			t.Logf("%d migrations, %d copy streams", len(want.Migrations), len(want.Copies))
 		})
@@ -382,8 +382,8 @@ func TestPreparedMemcpy(t *testing.T) {
 		for _, b := range batches {
 			tr := ingesttest.New("clamped.sqlite").Add(ingest.Memcpy, b...)
 			if err := tr.Scan(ingest.Memcpy, func(rec arrow.RecordBatch) error {
-				rows.addMemcpy(rec)
-				prepared.prepMemcpy(rec)()
+				addMemcpyRows(rows, rec)
+				prepMemcpy(prepared, rec)()
 				return nil
 			}); err != nil {
 				t.Fatal(err)
@@ -391,10 +391,37 @@ func TestPreparedMemcpy(t *testing.T) {
 		}
 		want, got := copyStateOf(rows), copyStateOf(prepared)
 		if want.Procs[7].clamped != 2 || want.Procs[8].clamped != 1 || len(want.Long) != 1 {
-			t.Fatalf("addMemcpy clamped %d and %d migrations and kept %d long copies, want 2, 1 and 1", want.Procs[7].clamped, want.Procs[8].clamped, len(want.Long))
+			t.Fatalf("addMemcpyRows clamped %d and %d migrations and kept %d long copies, want 2, 1 and 1", want.Procs[7].clamped, want.Procs[8].clamped, len(want.Long))
 		}
 		if !reflect.DeepEqual(got, want) {
-			t.Errorf("prepared batches differ from addMemcpy's:\n got %+v\nwant %+v", got, want)
+			t.Errorf("prepared batches differ from addMemcpyRows':\n got %+v\nwant %+v", got, want)
 		}
 	})
+}
+
+// addMemcpyRows takes the memcpy table's rows into c one by one: what
+// prepMemcpy's batches must come to.
+func addMemcpyRows(c *collector, r arrow.RecordBatch) {
+	t := ingest.Memcpy
+	st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
+	pid, strm := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColStreamID)
+	corr := ingest.I64(r, t, ingest.ColCorrelationID)
+	kind := ingest.I32(r, t, ingest.ColCopyKind)
+	by := ingest.I64(r, t, ingest.ColBytes)
+	cause := ingest.I32(r, t, ingest.ColMigCause)
+	va := ingest.U64(r, t, ingest.ColVirtAddr)
+	for i := 0; i < int(r.NumRows()); i++ {
+		s, e, p, kd := st.Value(i), en.Value(i), pid.Value(i), copyKind(kind.Value(i))
+		pw := c.memcpyBy.get(p)
+		pw.span.add(s, e)
+		if kd >= 11 && kd <= 13 {
+			m, clamped := newMigration(s, e, p, by.Value(i), kd, cause, va, i)
+			if clamped {
+				pw.clamped++
+			}
+			c.migrations = push(c.migrations, m)
+			continue
+		}
+		c.addCopy(s, e, streamKey{p, strm.Value(i)}, kd, corr, i)
+	}
 }

@@ -470,9 +470,9 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 		c.ranges = make([]rangeRec, 0, est.EstimateRows(ingest.NVTX))
 	}
 	out := map[*ingest.Table]feed{
-		ingest.API:      {prep: c.prepAPI},
-		ingest.Kernel:   {prep: c.prepKernels},
-		ingest.Memcpy:   {prep: c.prepMemcpy},
+		ingest.API:      {prep: func(r arrow.RecordBatch) func() { return prepAPI(c, r) }},
+		ingest.Kernel:   {prep: func(r arrow.RecordBatch) func() { return prepKernels(c, r) }},
+		ingest.Memcpy:   {prep: func(r arrow.RecordBatch) func() { return prepMemcpy(c, r) }},
 		ingest.Memset:   {fn: func(r arrow.RecordBatch) { c.addWork(r, ingest.Memset, c.memsets, c.setStream, &c.memsetBy) }},
 		ingest.Sync:     {fn: c.addSync},
 		ingest.GPUFault: {fn: c.addGPUFault},
@@ -834,31 +834,6 @@ func (c *collector) newWork(k streamKey, start, end int64, name int32) gpuWork {
 	c.longWork[longKey{k, end, name}] = d
 	c.longMu.Unlock()
 	return gpuWork{end: end, dur: maxDur, name: name}
-}
-
-func (c *collector) addMemcpy(r arrow.RecordBatch) {
-	t := ingest.Memcpy
-	st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
-	pid, strm := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColStreamID)
-	corr := ingest.I64(r, t, ingest.ColCorrelationID)
-	kind := ingest.I32(r, t, ingest.ColCopyKind)
-	by := ingest.I64(r, t, ingest.ColBytes)
-	cause := ingest.I32(r, t, ingest.ColMigCause)
-	va := ingest.U64(r, t, ingest.ColVirtAddr)
-	for i := 0; i < int(r.NumRows()); i++ {
-		s, e, p, kd := st.Value(i), en.Value(i), pid.Value(i), copyKind(kind.Value(i))
-		pw := c.memcpyBy.get(p)
-		pw.span.add(s, e)
-		if kd >= 11 && kd <= 13 {
-			m, clamped := newMigration(s, e, p, by.Value(i), kd, cause, va, i)
-			if clamped {
-				pw.clamped++
-			}
-			c.migrations = push(c.migrations, m)
-			continue
-		}
-		c.addCopy(s, e, streamKey{p, strm.Value(i)}, kd, corr, i)
-	}
 }
 
 // copyKind is a row's copy kind; 0 (unknown) for one out of range:

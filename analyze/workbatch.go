@@ -13,13 +13,13 @@ import (
 // The kernel table's per-row work is done where its batches are read, as
 // the API table's is (apibatch.go): prepKernels groups a batch's kernels
 // by stream, and the collector then names them (ids are given in storage
-// order) and appends each stream's run (commitWork). The streams' lists
+// order) and appends each stream's run (workBatch.commit). The streams' lists
 // end as addWork leaves them (TestPreparedKernels).
 
 // workBatch is what prepKernels makes of one batch of kernels.
 type workBatch struct {
 	groups []workGroup
-	work   []gpuWork // the groups' kernels, group after group, each in row order; name is the row until commitWork
+	work   []gpuWork // the groups' kernels, group after group, each in row order; name is the row until commit
 	long   []longRow // kernels whose duration does not fit 32 bits, in row order
 
 	// Scratch, kept with the batch for the next one (workBatches).
@@ -47,11 +47,11 @@ var workBatches = newFreeList[workBatch]()
 // prepKernels groups r's kernels by stream (any goroutine; it reads
 // nothing the collector writes) and returns what takes them into c, in
 // storage order.
-func (c *collector) prepKernels(r arrow.RecordBatch) func() {
+func prepKernels(c *collector, r arrow.RecordBatch) func() {
 	b := workBatches.get()
 	b.prepare(r, ingest.Kernel)
 	return func() {
-		c.commitWork(r, b, ingest.Kernel, c.kernels, &c.kernelBy)
+		b.commit(c, r, ingest.Kernel, c.kernels, &c.kernelBy)
 		b.reset()
 		workBatches.put(b)
 	}
@@ -121,9 +121,9 @@ func (b *workBatch) group(k streamKey) int32 {
 	return g - 1
 }
 
-// commitWork names a prepared batch's work and appends it to its streams'
+// commit names the prepared batch's work and appends it to its streams'
 // lists: the collector's goroutine, in storage order.
-func (c *collector) commitWork(r arrow.RecordBatch, b *workBatch, t *ingest.Table, dst map[streamKey]*chunks.List[gpuWork], by *byPid[pidWork]) {
+func (b *workBatch) commit(c *collector, r arrow.RecordBatch, t *ingest.Table, dst map[streamKey]*chunks.List[gpuWork], by *byPid[pidWork]) {
 	n := int(r.NumRows())
 	b.ids = grow(b.ids, n)
 	if c.kernelNames.ByIDs() != nil {
@@ -164,7 +164,7 @@ func (c *collector) commitWork(r arrow.RecordBatch, b *workBatch, t *ingest.Tabl
 // copyBatch is what prepMemcpy makes of one batch of the memcpy table:
 // its migrations and each process's span and clamped migrations; the
 // copies (few next to migrations, keyed by stream and correlation) are
-// left to commitMemcpy, row by row.
+// left to commit, row by row.
 type copyBatch struct {
 	procs  []copyProc
 	migs   []migration
@@ -181,11 +181,11 @@ var copyBatches = newFreeList[copyBatch]()
 
 // prepMemcpy reads r's migrations (any goroutine) and returns what takes
 // them and r's copies into c, in storage order.
-func (c *collector) prepMemcpy(r arrow.RecordBatch) func() {
+func prepMemcpy(c *collector, r arrow.RecordBatch) func() {
 	b := copyBatches.get()
 	b.prepare(r)
 	return func() {
-		c.commitMemcpy(r, b)
+		b.commit(c, r)
 		b.procs, b.migs, b.copies = b.procs[:0], b.migs[:0], b.copies[:0]
 		copyBatches.put(b)
 	}
@@ -229,9 +229,9 @@ func (b *copyBatch) procIndex(p int64) int {
 	return len(b.procs) - 1
 }
 
-// commitMemcpy takes a prepared batch into c: the collector's goroutine,
-// in storage order.
-func (c *collector) commitMemcpy(r arrow.RecordBatch, b *copyBatch) {
+// commit takes the prepared batch into c: the collector's goroutine, in
+// storage order.
+func (b *copyBatch) commit(c *collector, r arrow.RecordBatch) {
 	for _, pr := range b.procs {
 		pw := c.memcpyBy.get(pr.pid)
 		pw.span.add(pr.span.lo, pr.span.hi)
