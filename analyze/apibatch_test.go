@@ -425,3 +425,72 @@ func addMemcpyRows(c *collector, r arrow.RecordBatch) {
 		c.addCopy(s, e, streamKey{p, strm.Value(i)}, kd, corr, i)
 	}
 }
+
+// TestKernelPrep: the per-device tap of the kernel table, names as ids,
+// prepared where the batches are read (kernelPrep) gives each process's
+// kernel counts and times per device, its NCCL kernels in order and
+// their totals as kernelTap does row by row: a rank of a synth NCCL job
+// and an address-diverse synth (four processes), in many small parts.
+func TestKernelPrep(t *testing.T) {
+	dir := t.TempDir()
+	jc := synth.DefaultJobConfig()
+	jc.Ranks, jc.StormRank = 2, 1
+	if _, err := synth.GenerateJob(dir, jc); err != nil {
+		t.Fatal(err)
+	}
+	cfg := synth.DefaultConfig
+	cfg.Seed, cfg.Steps, cfg.KernelsPerStep, cfg.Episodes, cfg.EpisodeSteps, cfg.DecoySteps = 3, 200, 8, 2, 8, 3
+	cfg, err := synth.WithShape(cfg, "address-diverse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad := filepath.Join(dir, "address-diverse.sqlite")
+	if _, err := synth.Generate(ad, cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{synth.RankFile(dir, 1), ad} {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			r, err := nsys.Open(path, nsys.Options{BatchRows: 700, ParallelRows: 2000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			names := intern.NameTable(r)
+			if names == nil {
+				t.Fatal("the reader gives no kernel name ids")
+			}
+			mk := func() (*multiData, func(int64) *multiData) {
+				md := newMultiAcc()
+				md.procs = map[int64]*multiData{}
+				return md, md.proc
+			}
+			rows, rowProc := mk()
+			prepared, prepProc := mk()
+			tap, prep := kernelTap(names, rowProc), kernelPrep(names, prepProc, &prepared.mu)
+			cols := idCols([]string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColName})
+			if err := r.ScanColumns(ingest.Kernel, cols, func(rec arrow.RecordBatch) error { tap(rec); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.ScanPrepared(ingest.Kernel, cols, func(rec arrow.RecordBatch) any { return prep(rec) },
+				func(_ arrow.RecordBatch, v any) error { v.(func())(); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			ncclKernels := 0
+			for _, m := range []*multiData{rows, prepared} {
+				for _, x := range m.procs {
+					x.lastID, x.lastDev = 0, nil
+				}
+			}
+			for _, x := range rows.procs {
+				ncclKernels += len(x.nccl)
+			}
+			if len(rows.procs) == 0 {
+				t.Fatal("no process's kernels: the trace tests nothing")
+			}
+			if !reflect.DeepEqual(prepared.procs, rows.procs) {
+				t.Error("prepared batches: the per-device kernel figures differ from kernelTap's")
+			}
+			t.Logf("%d processes, %d NCCL kernels", len(rows.procs), ncclKernels)
+		})
+	}
+}

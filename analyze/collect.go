@@ -380,6 +380,7 @@ func idCols(cols []string) []string {
 type tap struct {
 	cols []string
 	fn   func(arrow.RecordBatch)
+	prep func(arrow.RecordBatch) func() // as feed's; nil: none
 }
 
 // part is one consumer of collect's pass: a collector fed every row.
@@ -494,17 +495,8 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 	md, taps := newMultiData(names)
 	c.multi = md
 	for t, tp := range taps {
-		f, ok := out[t]
-		if !ok {
-			out[t] = feed{fn: tp.fn, cols: tp.cols}
-			continue
-		}
-		own := f.fn
-		fn := tp.fn
-		if own != nil {
-			fn = func(r arrow.RecordBatch) { own(r); tp.fn(r) }
-		}
-		out[t] = feed{fn: fn, prep: f.prep, cols: union(f.cols, tp.cols)}
+		f := out[t]
+		out[t] = feed{fn: both(f.fn, tp.fn), prep: bothPrep(f.prep, tp.prep), cols: union(f.cols, tp.cols)}
 	}
 	return out, func() {
 		if canon := c.kernelNames.Dedupe(); canon != nil {
@@ -524,6 +516,32 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 			in.Done()
 		}
 		c.finishByPid()
+	}
+}
+
+// both is a consumer that runs a, then b (either may be nil).
+func both(a, b func(arrow.RecordBatch)) func(arrow.RecordBatch) {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return func(r arrow.RecordBatch) { a(r); b(r) }
+}
+
+// bothPrep is a prep that runs a and b, and whose commit runs theirs in
+// that order (either may be nil).
+func bothPrep(a, b func(arrow.RecordBatch) func()) func(arrow.RecordBatch) func() {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return func(r arrow.RecordBatch) func() {
+		ca, cb := a(r), b(r)
+		return func() { ca(); cb() }
 	}
 }
 

@@ -290,6 +290,13 @@ func newMultiData(names *intern.Names) (*multiData, map[*ingest.Table]tap) {
 		kcols = idCols(kcols)
 	}
 	add(ingest.Kernel, kcols, kernelTap(names, proc))
+	if names != nil {
+		// Kernel names as ids: the per-row counting where the batches
+		// are read (kernelPrep), the commit under md's lock.
+		kt := taps[ingest.Kernel]
+		kt.fn, kt.prep = nil, kernelPrep(names, proc, &md.mu)
+		taps[ingest.Kernel] = kt
+	}
 	add(ingest.Memcpy, []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColBytes, ingest.ColCopyKind, ingest.ColMigCause}, memcpyTap(proc))
 	add(ingest.GPUFault, []string{ingest.ColPid, ingest.ColDeviceID, ingest.ColNumFaults}, gpuFaultTap(proc))
 	add(ingest.MemUsage, []string{ingest.ColStart, ingest.ColPid, ingest.ColDeviceID, ingest.ColAddress, ingest.ColBytes, ingest.ColMemKind, ingest.ColOperation}, memUsageTap(proc))
@@ -354,6 +361,65 @@ func kernelTap(names *intern.Names, proc func(int64) *multiData) func(arrow.Reco
 			x := m.pidNCCL[p]
 			m.pidNCCL[p] = [2]int64{x[0] + 1, x[1] + dur}
 			m.nccl = append(m.nccl, Collective{short, st.Value(i), en.Value(i)})
+		}
+	}
+}
+
+// kernelPrep is kernelTap for kernel names as ids, its per-row work done
+// on the goroutine that read the batch (ingest.PreparedScanner): each
+// process and device's kernels and their time, and the NCCL kernels in
+// row order; the commit adds them to the figures under mu, in storage
+// order, as kernelTap does row by row (TestKernelPrep).
+func kernelPrep(names *intern.Names, proc func(int64) *multiData, mu *sync.Mutex) func(arrow.RecordBatch) func() {
+	t := ingest.Kernel
+	shortBySID := map[int64]string{} // the commits' only
+	type devCount struct{ pid, dev, n, ns int64 }
+	type ncclRow struct{ pid, dev, sid, start, end int64 }
+	return func(r arrow.RecordBatch) func() {
+		st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
+		pid, dv := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColDeviceID)
+		ids := ingest.I64(r, t, ingest.ColNameID)
+		var counts []devCount
+		var nccl []ncclRow
+		j := -1
+		for i := 0; i < int(r.NumRows()); i++ {
+			p, d, s, e := pid.Value(i), dv.Value(i), st.Value(i), en.Value(i)
+			if j < 0 || counts[j].pid != p || counts[j].dev != d {
+				j = slices.IndexFunc(counts, func(c devCount) bool { return c.pid == p && c.dev == d })
+				if j < 0 {
+					counts = append(counts, devCount{pid: p, dev: d})
+					j = len(counts) - 1
+				}
+			}
+			counts[j].n++
+			counts[j].ns += e - s
+			if !ids.IsNull(i) && names.NCCL(ids.Value(i)) {
+				nccl = append(nccl, ncclRow{p, d, ids.Value(i), s, e})
+			}
+		}
+		return func() {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, c := range counts {
+				d := proc(c.pid).procDev(c.pid, c.dev)
+				d.d.Kernels += c.n
+				d.d.KernelNs += c.ns
+			}
+			for _, k := range nccl {
+				m := proc(k.pid)
+				d := m.procDev(k.pid, k.dev)
+				short, ok := shortBySID[k.sid]
+				if !ok {
+					short = ncclShort(names.Get(k.sid))
+					shortBySID[k.sid] = short
+				}
+				dur := k.end - k.start
+				d.d.NCCLKernels++
+				d.d.NCCLNs += dur
+				x := m.pidNCCL[k.pid]
+				m.pidNCCL[k.pid] = [2]int64{x[0] + 1, x[1] + dur}
+				m.nccl = append(m.nccl, Collective{short, k.start, k.end})
+			}
 		}
 	}
 }
