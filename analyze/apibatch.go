@@ -29,13 +29,21 @@ type apiBatch struct {
 	threads []streamKey // distinct, in the order of their first rows
 	graph   []graphLaunch
 	calls   []call // the host-blocking calls, in row order; api is the name's key until commit
+}
 
-	// Scratch, kept with the batch for the next one (apiBatches).
+// rowScratch is what preparing a batch needs only while it prepares: it
+// goes back to rowScratches as soon as the batch is prepared, while the
+// batch waits for its turn (a scan holds the batches of several parts).
+type rowScratch struct {
 	rowGroup []int32
 	rowDur   []uint32
-	keyGroup []int32 // by process index * names + key: the group + 1
+	keyGroup []int32 // apiBatch: by process index * names + key, the group + 1
 	seen     [1 << rowCacheBits]streamKey
+	slots    [1 << rowCacheBits]int32 // workBatch: by stream slot, the group + 1
+	byKey    map[streamKey]int32      // workBatch: the group + 1
 }
+
+var rowScratches = newFreeList[rowScratch]()
 
 // apiProc is one process's rows in a batch.
 type apiProc struct {
@@ -103,6 +111,7 @@ func (f freeList[T]) drain() {
 // releaseScratch drops the prepared batches kept for reuse: the read is
 // done.
 func releaseScratch() {
+	rowScratches.drain()
 	apiBatches.drain()
 	workBatches.drain()
 	copyBatches.drain()
@@ -118,7 +127,9 @@ func prepAPI(c *collector, r arrow.RecordBatch) func() {
 		return func() { c.addAPI(r) }
 	}
 	b := apiBatches.get()
-	b.prepare(r)
+	sc := rowScratches.get()
+	b.prepare(r, sc)
+	rowScratches.put(sc)
 	return func() {
 		b.commit(c)
 		b.reset()
@@ -166,7 +177,7 @@ func newAPIKeys(names ingest.Strings) apiKeys {
 }
 
 // prepare groups r's rows.
-func (b *apiBatch) prepare(r arrow.RecordBatch) {
+func (b *apiBatch) prepare(r arrow.RecordBatch, sc *rowScratch) {
 	t := ingest.API
 	st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
 	pid, tid := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColTid)
@@ -175,10 +186,10 @@ func (b *apiBatch) prepare(r arrow.RecordBatch) {
 	keys := newAPIKeys(b.names)
 	nk := b.names.DictLen()
 	n := int(r.NumRows())
-	b.rowGroup, b.rowDur = grow(b.rowGroup, n), grow(b.rowDur, n)
-	b.keyGroup = b.keyGroup[:0]
-	for k := range b.seen {
-		b.seen[k] = streamKey{-1, -1}
+	sc.rowGroup, sc.rowDur = grow(sc.rowGroup, n), grow(sc.rowDur, n)
+	sc.keyGroup = sc.keyGroup[:0]
+	for k := range sc.seen {
+		sc.seen[k] = streamKey{-1, -1}
 	}
 	proc := -1
 	rowKeys := b.names.Keys()
@@ -187,12 +198,12 @@ func (b *apiBatch) prepare(r arrow.RecordBatch) {
 		s, e := st.Value(i), en.Value(i)
 		p := pid.Value(i)
 		if proc < 0 || b.procs[proc].pid != p {
-			proc = b.procIndex(p, nk)
+			proc = b.procIndex(p, nk, sc)
 		}
 		pr := &b.procs[proc]
-		b.rowGroup[i] = -1
+		sc.rowGroup[i] = -1
 		if d := e - s; d >= 0 && d < maxDur {
-			g := &b.keyGroup[proc*nk+k]
+			g := &sc.keyGroup[proc*nk+k]
 			if *g == 0 {
 				b.groups = append(b.groups, apiGroup{proc: int32(proc), key: int32(k)})
 				*g = int32(len(b.groups))
@@ -203,13 +214,13 @@ func (b *apiBatch) prepare(r arrow.RecordBatch) {
 			} else {
 				gr.nw++
 			}
-			b.rowGroup[i], b.rowDur[i] = *g-1, uint32(d)
+			sc.rowGroup[i], sc.rowDur[i] = *g-1, uint32(d)
 		} else {
 			b.long = append(b.long, apiLong{proc: int32(proc), key: int32(k), d: d})
 		}
 		pr.span.add(s, e)
-		if th := (streamKey{p, tid.Value(i)}); b.seen[th.slot(rowCacheBits)] != th {
-			b.seen[th.slot(rowCacheBits)] = th
+		if th := (streamKey{p, tid.Value(i)}); sc.seen[th.slot(rowCacheBits)] != th {
+			sc.seen[th.slot(rowCacheBits)] = th
 			b.threads = append(b.threads, th)
 		}
 		if keys.managed[k] {
@@ -234,23 +245,23 @@ func (b *apiBatch) prepare(r arrow.RecordBatch) {
 			b.calls = append(b.calls, call{start: s, end: e, pid: p, tid: tid.Value(i), corr: cr, api: int32(k), scope: cl.Scope, explicit: cl.Kind == Explicit})
 		}
 	}
-	b.place(n)
+	b.place(n, sc)
 }
 
 // procIndex is p's index in b.procs, added (with its groups' slots) when new.
-func (b *apiBatch) procIndex(p int64, nk int) int {
+func (b *apiBatch) procIndex(p int64, nk int, sc *rowScratch) int {
 	for j := range b.procs {
 		if b.procs[j].pid == p {
 			return j
 		}
 	}
 	b.procs = append(b.procs, apiProc{pid: p, span: newSpan()})
-	b.keyGroup = append(b.keyGroup, make([]int32, nk)...)
+	sc.keyGroup = append(sc.keyGroup, make([]int32, nk)...)
 	return len(b.procs) - 1
 }
 
 // place puts the rows' durations into the groups' runs, in row order.
-func (b *apiBatch) place(n int) {
+func (b *apiBatch) place(n int, sc *rowScratch) {
 	var so, wo int32
 	for j := range b.groups {
 		g := &b.groups[j]
@@ -260,12 +271,12 @@ func (b *apiBatch) place(n int) {
 	}
 	b.short, b.wide = grow(b.short, int(so)), grow(b.wide, int(wo))
 	for i := 0; i < n; i++ {
-		gi := b.rowGroup[i]
+		gi := sc.rowGroup[i]
 		if gi < 0 {
 			continue
 		}
 		g := &b.groups[gi]
-		if d := b.rowDur[i]; d <= math.MaxUint16 {
+		if d := sc.rowDur[i]; d <= math.MaxUint16 {
 			b.short[g.sfill] = uint16(d)
 			g.sfill++
 		} else {

@@ -326,6 +326,8 @@ type collector struct {
 	annotated  bool      // every process's analysis annotated its calls
 	procUnion  map[int64][]span
 	longWork   map[longKey]int64
+	// What the kernel table's commits reuse (workbatch.go).
+	commitScratch commitScratch
 	// Sync records
 	syncStream map[pidCorr]int64
 	// UM

@@ -1,10 +1,7 @@
 package analyze
 
 import (
-	"slices"
-
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/umtrace/umtrace/analyze/internal/chunks"
 	"github.com/umtrace/umtrace/ingest"
@@ -16,20 +13,15 @@ import (
 // order) and appends each stream's run (workBatch.commit). The streams' lists
 // end as addWork leaves them (TestPreparedKernels).
 
-// workBatch is what prepKernels makes of one batch of kernels.
+// workBatch is what prepKernels makes of one batch of kernels: its rows
+// by stream (4 bytes a kernel while the batch waits for its turn).
 type workBatch struct {
 	groups []workGroup
-	work   []gpuWork // the groups' kernels, group after group, each in row order; name is the row until commit
+	rows   []int32   // the groups' rows, group after group, each in order
 	long   []longRow // kernels whose duration does not fit 32 bits, in row order
-
-	// Scratch, kept with the batch for the next one (workBatches).
-	rowGroup []int32
-	ids      []int32
-	byKey    map[streamKey]int32 // group + 1
-	slots    [1 << rowCacheBits]int32
 }
 
-// workGroup is one stream's kernels in a batch: work[off:off+n].
+// workGroup is one stream's kernels in a batch: rows[off:off+n].
 type workGroup struct {
 	k      streamKey
 	span   span
@@ -42,6 +34,13 @@ type longRow struct {
 	end, d int64
 }
 
+// commitScratch is what the kernel table's commits reuse: they run one
+// at a time (the collector's goroutine for the table).
+type commitScratch struct {
+	ids  []int32
+	work []gpuWork
+}
+
 var workBatches = newFreeList[workBatch]()
 
 // prepKernels groups r's kernels by stream (any goroutine; it reads
@@ -49,36 +48,37 @@ var workBatches = newFreeList[workBatch]()
 // storage order.
 func prepKernels(c *collector, r arrow.RecordBatch) func() {
 	b := workBatches.get()
-	b.prepare(r, ingest.Kernel)
+	sc := rowScratches.get()
+	b.prepare(r, ingest.Kernel, sc)
+	rowScratches.put(sc)
 	return func() {
 		b.commit(c, r, ingest.Kernel, c.kernels, &c.kernelBy)
-		b.reset()
+		b.groups, b.rows, b.long = b.groups[:0], b.rows[:0], b.long[:0]
 		workBatches.put(b)
 	}
 }
 
-func (b *workBatch) reset() {
-	b.groups, b.work, b.long = b.groups[:0], b.work[:0], b.long[:0]
-	clear(b.byKey)
-	clear(b.slots[:])
-}
-
 // prepare groups r's rows by stream.
-func (b *workBatch) prepare(r arrow.RecordBatch, t *ingest.Table) {
+func (b *workBatch) prepare(r arrow.RecordBatch, t *ingest.Table, sc *rowScratch) {
 	st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
 	pid, strm := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColStreamID)
 	n := int(r.NumRows())
-	b.rowGroup = grow(b.rowGroup, n)
+	sc.rowGroup = grow(sc.rowGroup, n)
+	clear(sc.slots[:])
+	if sc.byKey == nil {
+		sc.byKey = map[streamKey]int32{}
+	}
+	clear(sc.byKey)
 	g := int32(-1)
 	for i := 0; i < n; i++ {
 		if k := (streamKey{pid.Value(i), strm.Value(i)}); g < 0 || b.groups[g].k != k {
-			g = b.group(k)
+			g = b.group(k, sc)
 		}
 		gr := &b.groups[g]
 		s, e := st.Value(i), en.Value(i)
 		gr.span.add(s, e)
 		gr.n++
-		b.rowGroup[i] = g
+		sc.rowGroup[i] = g
 		if d := e - s; d < 0 || d >= maxDur {
 			b.long = append(b.long, longRow{g: g, row: int32(i), end: e, d: d})
 		}
@@ -89,55 +89,49 @@ func (b *workBatch) prepare(r arrow.RecordBatch, t *ingest.Table) {
 		gr.off, gr.fill = off, off
 		off += gr.n
 	}
-	b.work = grow(b.work, n)
+	b.rows = grow(b.rows, n)
 	for i := 0; i < n; i++ {
-		gr := &b.groups[b.rowGroup[i]]
-		s, e := st.Value(i), en.Value(i)
-		w := gpuWork{end: e, dur: maxDur, name: int32(i)}
-		if d := e - s; d >= 0 && d < maxDur {
-			w.dur = uint32(d)
-		}
-		b.work[gr.fill] = w
+		gr := &b.groups[sc.rowGroup[i]]
+		b.rows[gr.fill] = int32(i)
 		gr.fill++
 	}
 }
 
 // group is k's group, added when new.
-func (b *workBatch) group(k streamKey) int32 {
-	sl := &b.slots[k.slot(rowCacheBits)]
+func (b *workBatch) group(k streamKey, sc *rowScratch) int32 {
+	sl := &sc.slots[k.slot(rowCacheBits)]
 	if *sl > 0 && b.groups[*sl-1].k == k {
 		return *sl - 1
 	}
-	if b.byKey == nil {
-		b.byKey = map[streamKey]int32{}
-	}
-	g, ok := b.byKey[k]
+	g, ok := sc.byKey[k]
 	if !ok {
 		b.groups = append(b.groups, workGroup{k: k, span: newSpan()})
 		g = int32(len(b.groups))
-		b.byKey[k] = g
+		sc.byKey[k] = g
 	}
 	*sl = g
 	return g - 1
 }
 
-// commit names the prepared batch's work and appends it to its streams'
-// lists: the collector's goroutine, in storage order.
+// commit names the prepared batch's kernels and appends them to their
+// streams' lists: the collector's goroutine, in storage order.
 func (b *workBatch) commit(c *collector, r arrow.RecordBatch, t *ingest.Table, dst map[streamKey]*chunks.List[gpuWork], by *byPid[pidWork]) {
 	n := int(r.NumRows())
-	b.ids = grow(b.ids, n)
+	sc := &c.commitScratch
+	sc.ids = grow(sc.ids, n)
 	if c.kernelNames.ByIDs() != nil {
-		var nameIDs *array.Int64 = ingest.I64(r, t, ingest.ColNameID)
+		nameIDs := ingest.I64(r, t, ingest.ColNameID)
 		for i := range n {
-			b.ids[i] = c.kernelNames.SIDKey(nameIDs, i)
+			sc.ids[i] = c.kernelNames.SIDKey(nameIDs, i)
 		}
 	} else {
 		names := ingest.Str(r, t, ingest.ColName)
 		c.kernelNames.Column(names)
 		for i := range n {
-			b.ids[i] = c.kernelNames.Key(names, i)
+			sc.ids[i] = c.kernelNames.Key(names, i)
 		}
 	}
+	st, en := ingest.I64(r, t, ingest.ColStart).Int64Values(), ingest.I64(r, t, ingest.ColEnd).Int64Values()
 	for j := range b.groups {
 		gr := &b.groups[j]
 		ws := dst[gr.k]
@@ -145,29 +139,33 @@ func (b *workBatch) commit(c *collector, r arrow.RecordBatch, t *ingest.Table, d
 			ws = &chunks.List[gpuWork]{}
 			dst[gr.k] = ws
 		}
-		run := b.work[gr.off : gr.off+gr.n]
-		for i := range run {
-			run[i].name = b.ids[run[i].name]
+		sc.work = sc.work[:0]
+		for _, row := range b.rows[gr.off : gr.off+gr.n] {
+			w := gpuWork{end: en[row], dur: maxDur, name: sc.ids[row]}
+			if d := en[row] - st[row]; d >= 0 && d < maxDur {
+				w.dur = uint32(d)
+			}
+			sc.work = append(sc.work, w)
 		}
-		ws.PushAll(run)
+		ws.PushAll(sc.work)
 		by.get(gr.k.pid).span.add(gr.span.lo, gr.span.hi)
 	}
 	if len(b.long) > 0 {
 		c.longMu.Lock()
 		for _, l := range b.long {
-			c.longWork[longKey{b.groups[l.g].k, l.end, b.ids[l.row]}] = l.d
+			c.longWork[longKey{b.groups[l.g].k, l.end, sc.ids[l.row]}] = l.d
 		}
 		c.longMu.Unlock()
 	}
 }
 
 // copyBatch is what prepMemcpy makes of one batch of the memcpy table:
-// its migrations and each process's span and clamped migrations; the
-// copies (few next to migrations, keyed by stream and correlation) are
-// left to commit, row by row.
+// each process's span and clamped migrations, and which rows are
+// migrations and which copies (few next to migrations, keyed by stream
+// and correlation); the commit reads both kinds of rows, in order.
 type copyBatch struct {
 	procs  []copyProc
-	migs   []migration
+	migs   []int32 // rows, in order
 	copies []int32 // rows, in order
 }
 
@@ -197,8 +195,6 @@ func (b *copyBatch) prepare(r arrow.RecordBatch) {
 	pid := ingest.I64(r, t, ingest.ColPid)
 	kind := ingest.I32(r, t, ingest.ColCopyKind)
 	by := ingest.I64(r, t, ingest.ColBytes)
-	cause := ingest.I32(r, t, ingest.ColMigCause)
-	va := ingest.U64(r, t, ingest.ColVirtAddr)
 	proc := -1
 	for i := 0; i < int(r.NumRows()); i++ {
 		s, e, p, kd := st.Value(i), en.Value(i), pid.Value(i), copyKind(kind.Value(i))
@@ -211,11 +207,10 @@ func (b *copyBatch) prepare(r arrow.RecordBatch) {
 			b.copies = append(b.copies, int32(i))
 			continue
 		}
-		m, clamped := newMigration(s, e, p, by.Value(i), kd, cause, va, i)
-		if clamped {
+		if d, n := e-s, by.Value(i); d < 0 || d >= maxDur || n < 0 || n >= maxDur {
 			pr.clamped++
 		}
-		b.migs = append(b.migs, m)
+		b.migs = append(b.migs, int32(i))
 	}
 }
 
@@ -237,25 +232,23 @@ func (b *copyBatch) commit(c *collector, r arrow.RecordBatch) {
 		pw.span.add(pr.span.lo, pr.span.hi)
 		pw.clamped += pr.clamped
 	}
-	c.migrations = pushAll(c.migrations, b.migs)
-	if len(b.copies) == 0 {
-		return
-	}
 	t := ingest.Memcpy
 	st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
 	pid, strm := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColStreamID)
 	corr := ingest.I64(r, t, ingest.ColCorrelationID)
 	kind := ingest.I32(r, t, ingest.ColCopyKind)
+	if len(b.migs) > 0 {
+		by := ingest.I64(r, t, ingest.ColBytes)
+		cause := ingest.I32(r, t, ingest.ColMigCause)
+		va := ingest.U64(r, t, ingest.ColVirtAddr)
+		for _, row := range b.migs {
+			i := int(row)
+			m, _ := newMigration(st.Value(i), en.Value(i), pid.Value(i), by.Value(i), copyKind(kind.Value(i)), cause, va, i)
+			c.migrations = push(c.migrations, m)
+		}
+	}
 	for _, row := range b.copies {
 		i := int(row)
 		c.addCopy(st.Value(i), en.Value(i), streamKey{pid.Value(i), strm.Value(i)}, copyKind(kind.Value(i)), corr, i)
 	}
-}
-
-// pushAll appends vs to s, growing s as push does.
-func pushAll[T any](s, vs []T) []T {
-	if len(s)+len(vs) > cap(s) {
-		s = slices.Grow(s, max(len(s), len(vs), 256))
-	}
-	return append(s, vs...)
 }
