@@ -19,6 +19,35 @@ import (
 	"github.com/umtrace/umtrace/synth"
 )
 
+// smallSynth writes a small synth trace of shape into dir: a few hundred
+// steps, hundreds of thousands of rows at most.
+func smallSynth(t *testing.T, dir, shape string) string {
+	t.Helper()
+	cfg := synth.DefaultConfig
+	cfg.Seed, cfg.Steps, cfg.KernelsPerStep, cfg.Episodes, cfg.EpisodeSteps, cfg.DecoySteps = 3, 200, 8, 2, 8, 3
+	cfg, err := synth.WithShape(cfg, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, shape+".sqlite")
+	if _, err := synth.Generate(p, cfg); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// openInParts opens path for scans in batches of 700 rows and parts of
+// 1000: groups and parts cross often.
+func openInParts(t *testing.T, path string) *nsys.Reader {
+	t.Helper()
+	r, err := nsys.Open(path, nsys.Options{BatchRows: 700, ParallelRows: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
 // apiState is what the API table's consumer leaves in a collector.
 type apiState struct {
 	Names   []string
@@ -61,20 +90,11 @@ func apiStateOf(c *collector) apiState {
 // (ingest.PreparedScanner), leaves the collector exactly as addAPI row by
 // row does: ids, the calls in order, each process's durations per API in
 // row order, spans, threads, graph launches and first runtime calls.
-// Shuffled rows of four processes and 36 threads (address-diverse), small
-// batches so that parts and groups cross often, and real exports of
-// PyTorch and of several processes.
+// Shuffled rows of four processes and 36 threads (address-diverse) and
+// real exports (PyTorch, an external one), in small batches and many
+// parts, so that both cross groups often.
 func TestPreparedAPI(t *testing.T) {
-	cfg := synth.DefaultConfig
-	cfg.Seed, cfg.Steps, cfg.KernelsPerStep, cfg.Episodes, cfg.EpisodeSteps, cfg.DecoySteps = 3, 200, 8, 2, 8, 3
-	cfg, err := synth.WithShape(cfg, "address-diverse")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ad := filepath.Join(t.TempDir(), "address-diverse.sqlite")
-	if _, err := synth.Generate(ad, cfg); err != nil {
-		t.Fatal(err)
-	}
+	ad := smallSynth(t, t.TempDir(), "address-diverse")
 	paths := []string{ad}
 	for _, n := range [][]string{
 		{"traces", "torch_mlp_managed.sqlite"},
@@ -85,11 +105,7 @@ func TestPreparedAPI(t *testing.T) {
 	}
 	for _, path := range paths {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			r, err := nsys.Open(path, nsys.Options{BatchRows: 700, ParallelRows: 2000})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
+			r := openInParts(t, path)
 			cols := needed[ingest.API]
 			rows := newCollector()
 			if err := r.ScanColumns(ingest.API, cols, func(rec arrow.RecordBatch) error { rows.addAPI(rec); return nil }); err != nil {
@@ -101,7 +117,7 @@ func TestPreparedAPI(t *testing.T) {
 			var mu sync.Mutex
 			preps, overlapped := 0, false
 			second := make(chan struct{})
-			err = r.ScanPrepared(ingest.API, cols, func(rec arrow.RecordBatch) any {
+			err := r.ScanPrepared(ingest.API, cols, func(rec arrow.RecordBatch) any {
 				mu.Lock()
 				preps++
 				n := preps
@@ -212,29 +228,13 @@ func workStateOf(c *collector) workState {
 // order, the processes' spans, and the kernels too long for 32 bits
 // (TestPreparedKernelsLong).
 func TestPreparedKernels(t *testing.T) {
-	cfg := synth.DefaultConfig
-	cfg.Seed, cfg.Steps, cfg.KernelsPerStep, cfg.Episodes, cfg.EpisodeSteps, cfg.DecoySteps = 3, 200, 8, 2, 8, 3
-	var paths []string
-	for _, shape := range []string{"address-diverse", "name-diverse"} {
-		c, err := synth.WithShape(cfg, shape)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(t.TempDir(), shape+".sqlite")
-		if _, err := synth.Generate(p, c); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
-	}
+	dir := t.TempDir()
+	paths := []string{smallSynth(t, dir, "address-diverse"), smallSynth(t, dir, "name-diverse")}
 	paths = append(paths, testshared.Need(t, "traces", "torch_mlp_managed.sqlite"), testshared.Need(t, "external", "nsys", "pipit_cloverleaf-cuda_perlmutter_4gpu_2024.5.1.sqlite"))
 	for _, path := range paths {
 		for _, byID := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/ids=%v", filepath.Base(path), byID), func(t *testing.T) {
-				r, err := nsys.Open(path, nsys.Options{BatchRows: 700, ParallelRows: 2000})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer r.Close()
+				r := openInParts(t, path)
 				cols := needed[ingest.Kernel]
 				mk := func() *collector {
 					c := newCollector()
@@ -330,25 +330,12 @@ func copyStateOf(c *collector) copyState {
 // managed memory; and rows whose duration or size does not fit 32 bits,
 // copy kinds out of range, batch after batch.
 func TestPreparedMemcpy(t *testing.T) {
-	cfg := synth.DefaultConfig
-	cfg.Seed, cfg.Steps, cfg.KernelsPerStep, cfg.Episodes, cfg.EpisodeSteps, cfg.DecoySteps = 3, 200, 8, 2, 8, 3
-	cfg, err := synth.WithShape(cfg, "address-diverse")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ad := filepath.Join(t.TempDir(), "address-diverse.sqlite")
-	if _, err := synth.Generate(ad, cfg); err != nil {
-		t.Fatal(err)
-	}
+	ad := smallSynth(t, t.TempDir(), "address-diverse")
 	paths := []string{ad, testshared.Need(t, "traces", "torch_mlp_managed.sqlite"), testshared.Need(t, "traces", "um_pingpong_explicit.sqlite"),
 		testshared.Need(t, "external", "nsys", "csc746_2022.2.1_4gpu_um-memcpy18k_report1.sqlite")}
 	for _, path := range paths {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			r, err := nsys.Open(path, nsys.Options{BatchRows: 700, ParallelRows: 2000})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
+			r := openInParts(t, path)
 			cols := needed[ingest.Memcpy]
 			rows, prepared := newCollector(), newCollector()
 			if err := r.ScanColumns(ingest.Memcpy, cols, func(rec arrow.RecordBatch) error { addMemcpyRows(rows, rec); return nil }); err != nil {
@@ -438,23 +425,10 @@ func TestKernelPrep(t *testing.T) {
 	if _, err := synth.GenerateJob(dir, jc); err != nil {
 		t.Fatal(err)
 	}
-	cfg := synth.DefaultConfig
-	cfg.Seed, cfg.Steps, cfg.KernelsPerStep, cfg.Episodes, cfg.EpisodeSteps, cfg.DecoySteps = 3, 200, 8, 2, 8, 3
-	cfg, err := synth.WithShape(cfg, "address-diverse")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ad := filepath.Join(dir, "address-diverse.sqlite")
-	if _, err := synth.Generate(ad, cfg); err != nil {
-		t.Fatal(err)
-	}
+	ad := smallSynth(t, dir, "address-diverse")
 	for _, path := range []string{synth.RankFile(dir, 1), ad} {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			r, err := nsys.Open(path, nsys.Options{BatchRows: 700, ParallelRows: 2000})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
+			r := openInParts(t, path)
 			names := intern.NameTable(r)
 			if names == nil {
 				t.Fatal("the reader gives no kernel name ids")

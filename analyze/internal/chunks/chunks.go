@@ -19,6 +19,13 @@ const BlockLen = 1 << 15
 
 // Push appends v.
 func (l *List[T]) Push(v T) {
+	b := l.last()
+	*b = append(*b, v)
+	l.n++
+}
+
+// last is the block to append to, a new one when the last is full.
+func (l *List[T]) last() *[]T {
 	if len(l.blocks) == 0 || len(l.blocks[len(l.blocks)-1]) == cap(l.blocks[len(l.blocks)-1]) {
 		n := 64
 		if len(l.blocks) > 0 {
@@ -26,22 +33,13 @@ func (l *List[T]) Push(v T) {
 		}
 		l.blocks = append(l.blocks, make([]T, 0, n))
 	}
-	b := &l.blocks[len(l.blocks)-1]
-	*b = append(*b, v)
-	l.n++
+	return &l.blocks[len(l.blocks)-1]
 }
 
 // PushAll appends vs, into the blocks that as many Pushes would fill.
 func (l *List[T]) PushAll(vs []T) {
 	for len(vs) > 0 {
-		if len(l.blocks) == 0 || len(l.blocks[len(l.blocks)-1]) == cap(l.blocks[len(l.blocks)-1]) {
-			n := 64
-			if len(l.blocks) > 0 {
-				n = min(2*cap(l.blocks[len(l.blocks)-1]), BlockLen)
-			}
-			l.blocks = append(l.blocks, make([]T, 0, n))
-		}
-		b := &l.blocks[len(l.blocks)-1]
+		b := l.last()
 		k := min(len(vs), cap(*b)-len(*b))
 		*b = append(*b, vs[:k]...)
 		l.n += k
