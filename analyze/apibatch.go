@@ -3,6 +3,7 @@ package analyze
 import (
 	"math"
 	"runtime"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -256,7 +257,9 @@ func (b *apiBatch) procIndex(p int64, nk int, sc *rowScratch) int {
 		}
 	}
 	b.procs = append(b.procs, apiProc{pid: p, span: newSpan()})
-	sc.keyGroup = append(sc.keyGroup, make([]int32, nk)...)
+	n0 := len(sc.keyGroup)
+	sc.keyGroup = slices.Grow(sc.keyGroup, nk)[:n0+nk]
+	clear(sc.keyGroup[n0:])
 	return len(b.procs) - 1
 }
 
