@@ -413,6 +413,24 @@ func addMemcpyRows(c *collector, r arrow.RecordBatch) {
 	}
 }
 
+// newTapState is the per-device figures' accumulator as newMultiData
+// makes it, and its per-process lookup.
+func newTapState() (*multiData, func(int64) *multiData) {
+	md := newMultiAcc()
+	md.procs = map[int64]*multiData{}
+	return md, md.proc
+}
+
+// forgetLastDev clears procDev's cache in each process's figures, which
+// the two paths leave at different devices.
+func forgetLastDev(mds ...*multiData) {
+	for _, m := range mds {
+		for _, x := range m.procs {
+			x.lastID, x.lastDev = 0, nil
+		}
+	}
+}
+
 // TestKernelPrep: the per-device tap of the kernel table, names as ids,
 // prepared where the batches are read (kernelPrep) gives each process's
 // kernel counts and times per device, its NCCL kernels in order and
@@ -433,13 +451,8 @@ func TestKernelPrep(t *testing.T) {
 			if names == nil {
 				t.Fatal("the reader gives no kernel name ids")
 			}
-			mk := func() (*multiData, func(int64) *multiData) {
-				md := newMultiAcc()
-				md.procs = map[int64]*multiData{}
-				return md, md.proc
-			}
-			rows, rowProc := mk()
-			prepared, prepProc := mk()
+			rows, rowProc := newTapState()
+			prepared, prepProc := newTapState()
 			tap, prep := kernelTap(names, rowProc), kernelPrep(names, prepProc, &prepared.mu)
 			cols := idCols([]string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColName})
 			if err := r.ScanColumns(ingest.Kernel, cols, func(rec arrow.RecordBatch) error { tap(rec); return nil }); err != nil {
@@ -450,11 +463,7 @@ func TestKernelPrep(t *testing.T) {
 				t.Fatal(err)
 			}
 			ncclKernels := 0
-			for _, m := range []*multiData{rows, prepared} {
-				for _, x := range m.procs {
-					x.lastID, x.lastDev = 0, nil
-				}
-			}
+			forgetLastDev(rows, prepared)
 			for _, x := range rows.procs {
 				ncclKernels += len(x.nccl)
 			}
@@ -467,4 +476,72 @@ func TestKernelPrep(t *testing.T) {
 			t.Logf("%d processes, %d NCCL kernels", len(rows.procs), ncclKernels)
 		})
 	}
+}
+
+// TestMemcpyPrep: the per-device tap of the memcpy table prepared where
+// the batches are read (memcpyPrep) gives each process and device the
+// same peer, prefetched and demand-migrated bytes, migrations by kind and
+// cause and copies by kind as memcpyTap row by row: an address-diverse
+// synth (four processes), PyTorch's and um_pingpong's copies, and an
+// external export of four GPUs, in many small parts.
+func TestMemcpyPrep(t *testing.T) {
+	paths := []string{smallSynth(t, t.TempDir(), "address-diverse"), testshared.Need(t, "traces", "torch_mlp_managed.sqlite"),
+		testshared.Need(t, "traces", "um_pingpong_explicit.sqlite"), testshared.Need(t, "external", "nsys", "csc746_2022.2.1_4gpu_um-memcpy18k_report1.sqlite")}
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			r := openInParts(t, path)
+			rows, rowProc := newTapState()
+			prepared, prepProc := newTapState()
+			tap, prep := memcpyTap(rowProc), memcpyPrep(prepProc, &prepared.mu)
+			cols := []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColBytes, ingest.ColCopyKind, ingest.ColMigCause}
+			if err := r.ScanColumns(ingest.Memcpy, cols, func(rec arrow.RecordBatch) error { tap(rec); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.ScanPrepared(ingest.Memcpy, cols, func(rec arrow.RecordBatch) any { return prep(rec) },
+				func(_ arrow.RecordBatch, v any) error { v.(func())(); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			devs := 0
+			forgetLastDev(rows, prepared)
+			for _, x := range rows.procs {
+				devs += len(x.devs)
+			}
+			if devs == 0 {
+				t.Fatal("no process's copies: the trace tests nothing")
+			}
+			if !reflect.DeepEqual(prepared.procs, rows.procs) {
+				t.Error("prepared batches: the per-device copy figures differ from memcpyTap's")
+			}
+			t.Logf("%d processes, %d devices", len(rows.procs), devs)
+		})
+	}
+	t.Run("kinds", func(t *testing.T) {
+		// Peer copies (8, 10, 13), migrations of every direction and
+		// cause, a cause beyond int8 and none, two processes on two
+		// devices, batch after batch.
+		row := func(pid, dev int64, kind int32, cause any, start, bytes int64) ingesttest.Row {
+			return ingesttest.Row{ingest.ColPid: pid, ingest.ColDeviceID: dev, ingest.ColCopyKind: kind, ingest.ColMigCause: cause,
+				ingest.ColStart: start, ingest.ColEnd: start + 1000 + bytes%777, ingest.ColBytes: bytes}
+		}
+		batches := [][]ingesttest.Row{
+			{row(7, 0, 1, nil, 10, 4096), row(7, 1, 8, nil, 20, 1<<20), row(8, 0, 11, int32(2), 30, 65536), row(7, 0, 13, int32(3), 40, 8192)},
+			{row(8, 1, 10, nil, 50, 1<<16), row(7, 0, 12, int32(1), 60, 2<<20), row(8, 0, 11, int32(2), 70, 4096), row(7, 1, 2, int32(300), 80, 512)},
+		}
+		rows, rowProc := newTapState()
+		prepared, prepProc := newTapState()
+		tap, prep := memcpyTap(rowProc), memcpyPrep(prepProc, &prepared.mu)
+		for _, b := range batches {
+			tr := ingesttest.New("kinds.sqlite").Add(ingest.Memcpy, b...)
+			if err := tr.Scan(ingest.Memcpy, func(rec arrow.RecordBatch) error { tap(rec); prep(rec)(); return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		forgetLastDev(rows, prepared)
+		if peer := rows.procs[7].devs[0].d.PeerBytes; peer != 8192 {
+			t.Fatalf("memcpyTap: process 7 device 0 has %d peer bytes, want 8192", peer)
+		}
+		if !reflect.DeepEqual(prepared.procs, rows.procs) {
+			t.Error("prepared batches: the per-device copy figures differ from memcpyTap's")
+		}
+	})
 }

@@ -298,6 +298,11 @@ func newMultiData(names *intern.Names) (*multiData, map[*ingest.Table]tap) {
 		taps[ingest.Kernel] = kt
 	}
 	add(ingest.Memcpy, []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColBytes, ingest.ColCopyKind, ingest.ColMigCause}, memcpyTap(proc))
+	// The copies' sums where the batches are read (memcpyPrep), added up
+	// under md's lock.
+	mt := taps[ingest.Memcpy]
+	mt.fn, mt.prep = nil, memcpyPrep(proc, &md.mu)
+	taps[ingest.Memcpy] = mt
 	add(ingest.GPUFault, []string{ingest.ColPid, ingest.ColDeviceID, ingest.ColNumFaults}, gpuFaultTap(proc))
 	add(ingest.MemUsage, []string{ingest.ColStart, ingest.ColPid, ingest.ColDeviceID, ingest.ColAddress, ingest.ColBytes, ingest.ColMemKind, ingest.ColOperation}, memUsageTap(proc))
 	add(ingest.API, []string{ingest.ColStart, ingest.ColPid, ingest.ColName, ingest.ColReturnValue}, failedAllocTap(proc))
@@ -454,6 +459,100 @@ func memcpyTap(proc func(int64) *multiData) func(arrow.RecordBatch) {
 				continue
 			}
 			d.copy[copyKindName(kind)] += b
+		}
+	}
+}
+
+// memcpyPrep is memcpyTap with its per-row work done on the goroutine
+// that read the batch: per process and device, the peer, prefetched and
+// demand-migrated bytes, the migrations by kind and cause and the copies
+// by kind, summed in the batch (integer sums: the same whatever the order
+// they are added in); the commit adds them to the figures under mu
+// (TestMemcpyPrep).
+func memcpyPrep(proc func(int64) *multiData, mu *sync.Mutex) func(arrow.RecordBatch) func() {
+	t := ingest.Memcpy
+	type migSum struct {
+		kind, cause     int8
+		n, bytes, nanos int64
+	}
+	type copySum struct {
+		kind  int32
+		bytes int64
+	}
+	type devSum struct {
+		pid, dev               int64
+		peer, prefetch, demand int64
+		migs                   []migSum
+		copies                 []copySum
+	}
+	return func(r arrow.RecordBatch) func() {
+		st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
+		pid, dv := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColDeviceID)
+		by, ck, mc := ingest.I64(r, t, ingest.ColBytes), ingest.I32(r, t, ingest.ColCopyKind), ingest.I32(r, t, ingest.ColMigCause)
+		var sums []devSum
+		j := -1
+		for i := 0; i < int(r.NumRows()); i++ {
+			p, d := pid.Value(i), dv.Value(i)
+			if j < 0 || sums[j].pid != p || sums[j].dev != d {
+				j = slices.IndexFunc(sums, func(s devSum) bool { return s.pid == p && s.dev == d })
+				if j < 0 {
+					sums = append(sums, devSum{pid: p, dev: d})
+					j = len(sums) - 1
+				}
+			}
+			s := &sums[j]
+			kind, b := ck.Value(i), by.Value(i)
+			if kind == 8 || kind == 10 || kind == 13 {
+				s.peer += b
+			}
+			cause := int32(-1)
+			if !mc.IsNull(i) {
+				cause = mc.Value(i)
+			}
+			if kind >= 11 && kind <= 13 || cause >= 0 {
+				k, c := int8(kind), int8(cause)
+				m := slices.IndexFunc(s.migs, func(x migSum) bool { return x.kind == k && x.cause == c })
+				if m < 0 {
+					s.migs = append(s.migs, migSum{kind: k, cause: c})
+					m = len(s.migs) - 1
+				}
+				x := &s.migs[m]
+				x.n++
+				x.bytes += b
+				x.nanos += en.Value(i) - st.Value(i)
+				switch {
+				case cause == 1:
+					s.prefetch += b
+				case demand(cause):
+					s.demand += b
+				}
+				continue
+			}
+			c := slices.IndexFunc(s.copies, func(x copySum) bool { return x.kind == kind })
+			if c < 0 {
+				s.copies = append(s.copies, copySum{kind: kind})
+				c = len(s.copies) - 1
+			}
+			s.copies[c].bytes += b
+		}
+		return func() {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, s := range sums {
+				d := proc(s.pid).procDev(s.pid, s.dev)
+				d.d.PeerBytes += s.peer
+				d.d.PrefetchBytes += s.prefetch
+				d.d.DemandBytes += s.demand
+				for _, m := range s.migs {
+					x := d.mig.entry(migration{kind: m.kind, cause: m.cause}, copyKindName)
+					x.Count += m.n
+					x.Bytes += m.bytes
+					x.TimeNs += m.nanos
+				}
+				for _, c := range s.copies {
+					d.copy[copyKindName(c.kind)] += c.bytes
+				}
+			}
 		}
 	}
 }
