@@ -545,3 +545,38 @@ func TestMemcpyPrep(t *testing.T) {
 		}
 	})
 }
+
+// memcpyTap sums copies per process and device row by row (peer bytes,
+// migrations by cause, ordinary copies by kind): the memcpy table's tap
+// until memcpyPrep, now what memcpyPrep's batches must come to.
+func memcpyTap(proc func(int64) *multiData) func(arrow.RecordBatch) {
+	t2 := ingest.Memcpy
+	return func(r arrow.RecordBatch) {
+		st, en := ingest.I64(r, t2, ingest.ColStart), ingest.I64(r, t2, ingest.ColEnd)
+		pid, dv := ingest.I64(r, t2, ingest.ColPid), ingest.I64(r, t2, ingest.ColDeviceID)
+		by, ck, mc := ingest.I64(r, t2, ingest.ColBytes), ingest.I32(r, t2, ingest.ColCopyKind), ingest.I32(r, t2, ingest.ColMigCause)
+		for i := 0; i < int(r.NumRows()); i++ {
+			d := proc(pid.Value(i)).procDev(pid.Value(i), dv.Value(i))
+			kind, b := ck.Value(i), by.Value(i)
+			if kind == 8 || kind == 10 || kind == 13 {
+				d.d.PeerBytes += b
+			}
+			cause := int32(-1)
+			if !mc.IsNull(i) {
+				cause = mc.Value(i)
+			}
+			if kind >= 11 && kind <= 13 || cause >= 0 {
+				m := migration{start: st.Value(i), kind: int8(kind), cause: int8(cause)}
+				d.mig.addExact(m, b, en.Value(i)-st.Value(i))
+				switch {
+				case cause == 1:
+					d.d.PrefetchBytes += b
+				case demand(cause):
+					d.d.DemandBytes += b
+				}
+				continue
+			}
+			d.copy[copyKindName(kind)] += b
+		}
+	}
+}

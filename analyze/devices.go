@@ -297,12 +297,10 @@ func newMultiData(names *intern.Names) (*multiData, map[*ingest.Table]tap) {
 		kt.fn, kt.prep = nil, kernelPrep(names, proc, &md.mu)
 		taps[ingest.Kernel] = kt
 	}
-	add(ingest.Memcpy, []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColBytes, ingest.ColCopyKind, ingest.ColMigCause}, memcpyTap(proc))
 	// The copies' sums where the batches are read (memcpyPrep), added up
 	// under md's lock.
-	mt := taps[ingest.Memcpy]
-	mt.fn, mt.prep = nil, memcpyPrep(proc, &md.mu)
-	taps[ingest.Memcpy] = mt
+	taps[ingest.Memcpy] = tap{cols: []string{ingest.ColStart, ingest.ColEnd, ingest.ColPid, ingest.ColDeviceID, ingest.ColBytes, ingest.ColCopyKind, ingest.ColMigCause},
+		prep: memcpyPrep(proc, &md.mu)}
 	add(ingest.GPUFault, []string{ingest.ColPid, ingest.ColDeviceID, ingest.ColNumFaults}, gpuFaultTap(proc))
 	add(ingest.MemUsage, []string{ingest.ColStart, ingest.ColPid, ingest.ColDeviceID, ingest.ColAddress, ingest.ColBytes, ingest.ColMemKind, ingest.ColOperation}, memUsageTap(proc))
 	add(ingest.API, []string{ingest.ColStart, ingest.ColPid, ingest.ColName, ingest.ColReturnValue}, failedAllocTap(proc))
@@ -429,44 +427,10 @@ func kernelPrep(names *intern.Names, proc func(int64) *multiData, mu *sync.Mutex
 	}
 }
 
-// memcpyTap sums copies per process and device: peer bytes, migrations
-// by cause, ordinary copies by kind.
-func memcpyTap(proc func(int64) *multiData) func(arrow.RecordBatch) {
-	t2 := ingest.Memcpy
-	return func(r arrow.RecordBatch) {
-		st, en := ingest.I64(r, t2, ingest.ColStart), ingest.I64(r, t2, ingest.ColEnd)
-		pid, dv := ingest.I64(r, t2, ingest.ColPid), ingest.I64(r, t2, ingest.ColDeviceID)
-		by, ck, mc := ingest.I64(r, t2, ingest.ColBytes), ingest.I32(r, t2, ingest.ColCopyKind), ingest.I32(r, t2, ingest.ColMigCause)
-		for i := 0; i < int(r.NumRows()); i++ {
-			d := proc(pid.Value(i)).procDev(pid.Value(i), dv.Value(i))
-			kind, b := ck.Value(i), by.Value(i)
-			if kind == 8 || kind == 10 || kind == 13 {
-				d.d.PeerBytes += b
-			}
-			cause := int32(-1)
-			if !mc.IsNull(i) {
-				cause = mc.Value(i)
-			}
-			if kind >= 11 && kind <= 13 || cause >= 0 {
-				m := migration{start: st.Value(i), kind: int8(kind), cause: int8(cause)}
-				d.mig.addExact(m, b, en.Value(i)-st.Value(i))
-				switch {
-				case cause == 1:
-					d.d.PrefetchBytes += b
-				case demand(cause):
-					d.d.DemandBytes += b
-				}
-				continue
-			}
-			d.copy[copyKindName(kind)] += b
-		}
-	}
-}
-
-// memcpyPrep is memcpyTap with its per-row work done on the goroutine
-// that read the batch: per process and device, the peer, prefetched and
-// demand-migrated bytes, the migrations by kind and cause and the copies
-// by kind, summed in the batch (integer sums: the same whatever the order
+// memcpyPrep is the memcpy table's per-device tap, its per-row work done
+// on the goroutine that read the batch: per process and device, the peer,
+// prefetched and demand-migrated bytes, the migrations by kind and cause
+// and the copies by kind, summed in the batch (integer sums: the same whatever the order
 // they are added in); the commit adds them to the figures under mu
 // (TestMemcpyPrep).
 func memcpyPrep(proc func(int64) *multiData, mu *sync.Mutex) func(arrow.RecordBatch) func() {
