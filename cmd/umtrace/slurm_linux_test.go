@@ -32,15 +32,23 @@ func umtraceCommand(t *testing.T, dir string) string {
 	return p
 }
 
-// freePort returns a TCP port of localhost that nothing listens on now.
-func freePort(t *testing.T) int {
+// freePorts returns n distinct TCP ports of localhost that nothing
+// listens on now. The listeners stay open until all n are chosen: one
+// closed before the next opened could hand the same port out twice (it
+// did: slurmctld and slurmd were given one port, "slurmctld is talking
+// with itself", and the node never came up).
+func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports
 }
 
 // slurmCluster is a one-node Slurm (munged, slurmctld, slurmd on
@@ -114,6 +122,7 @@ func startSlurm(t *testing.T) *slurmCluster {
 		}
 	}
 	sock := filepath.Join(d, "munge", "munge.socket")
+	ports := freePorts(t, 2)
 	// Only what differs from Slurm's defaults (accounting, MPI, switch:
 	// none), so the plugins named exist in every release since 22.05.
 	conf := fmt.Sprintf(`ClusterName=umtrace-test
@@ -138,7 +147,7 @@ MailProg=/bin/true
 ReturnToService=2
 NodeName=localhost NodeAddr=127.0.0.1 %s State=UNKNOWN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
-`, freePort(t), freePort(t), sock, d, d, d, d, d, d, strings.Join(node, " "))
+`, ports[0], ports[1], sock, d, d, d, d, d, d, strings.Join(node, " "))
 	confPath := filepath.Join(d, "slurm.conf")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
