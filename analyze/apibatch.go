@@ -251,16 +251,14 @@ func (b *apiBatch) prepare(r arrow.RecordBatch, sc *rowScratch) {
 
 // procIndex is p's index in b.procs, added (with its groups' slots) when new.
 func (b *apiBatch) procIndex(p int64, nk int, sc *rowScratch) int {
-	for j := range b.procs {
-		if b.procs[j].pid == p {
-			return j
-		}
+	n := len(b.procs)
+	j := findOrAdd(&b.procs, func(x *apiProc) bool { return x.pid == p }, apiProc{pid: p, span: newSpan()})
+	if j == n {
+		n0 := len(sc.keyGroup)
+		sc.keyGroup = slices.Grow(sc.keyGroup, nk)[:n0+nk]
+		clear(sc.keyGroup[n0:])
 	}
-	b.procs = append(b.procs, apiProc{pid: p, span: newSpan()})
-	n0 := len(sc.keyGroup)
-	sc.keyGroup = slices.Grow(sc.keyGroup, nk)[:n0+nk]
-	clear(sc.keyGroup[n0:])
-	return len(b.procs) - 1
+	return j
 }
 
 // place puts the rows' durations into the groups' runs, in row order.
@@ -337,6 +335,19 @@ func (b *apiBatch) commit(c *collector) {
 		b.calls[i].api = local[b.calls[i].api]
 	}
 	c.callBuf.PushAll(b.calls)
+}
+
+// findOrAdd is the index of the first element of *s that match accepts,
+// v appended when none does: for a batch's few processes, devices or
+// kinds, where a scan of a short slice costs less than a map.
+func findOrAdd[T any](s *[]T, match func(*T) bool, v T) int {
+	for i := range *s {
+		if match(&(*s)[i]) {
+			return i
+		}
+	}
+	*s = append(*s, v)
+	return len(*s) - 1
 }
 
 // grow returns s with length n, reusing its array when it is large enough.

@@ -388,11 +388,7 @@ func kernelPrep(names *intern.Names, proc func(int64) *multiData, mu *sync.Mutex
 		for i := 0; i < int(r.NumRows()); i++ {
 			p, d, s, e := pid.Value(i), dv.Value(i), st.Value(i), en.Value(i)
 			if j < 0 || counts[j].pid != p || counts[j].dev != d {
-				j = slices.IndexFunc(counts, func(c devCount) bool { return c.pid == p && c.dev == d })
-				if j < 0 {
-					counts = append(counts, devCount{pid: p, dev: d})
-					j = len(counts) - 1
-				}
+				j = findOrAdd(&counts, func(c *devCount) bool { return c.pid == p && c.dev == d }, devCount{pid: p, dev: d})
 			}
 			counts[j].n++
 			counts[j].ns += e - s
@@ -458,11 +454,7 @@ func memcpyPrep(proc func(int64) *multiData, mu *sync.Mutex) func(arrow.RecordBa
 		for i := 0; i < int(r.NumRows()); i++ {
 			p, d := pid.Value(i), dv.Value(i)
 			if j < 0 || sums[j].pid != p || sums[j].dev != d {
-				j = slices.IndexFunc(sums, func(s devSum) bool { return s.pid == p && s.dev == d })
-				if j < 0 {
-					sums = append(sums, devSum{pid: p, dev: d})
-					j = len(sums) - 1
-				}
+				j = findOrAdd(&sums, func(s *devSum) bool { return s.pid == p && s.dev == d }, devSum{pid: p, dev: d})
 			}
 			s := &sums[j]
 			kind, b := ck.Value(i), by.Value(i)
@@ -475,12 +467,7 @@ func memcpyPrep(proc func(int64) *multiData, mu *sync.Mutex) func(arrow.RecordBa
 			}
 			if kind >= 11 && kind <= 13 || cause >= 0 {
 				k, c := int8(kind), int8(cause)
-				m := slices.IndexFunc(s.migs, func(x migSum) bool { return x.kind == k && x.cause == c })
-				if m < 0 {
-					s.migs = append(s.migs, migSum{kind: k, cause: c})
-					m = len(s.migs) - 1
-				}
-				x := &s.migs[m]
+				x := &s.migs[findOrAdd(&s.migs, func(x *migSum) bool { return x.kind == k && x.cause == c }, migSum{kind: k, cause: c})]
 				x.n++
 				x.bytes += b
 				x.nanos += en.Value(i) - st.Value(i)
@@ -492,12 +479,7 @@ func memcpyPrep(proc func(int64) *multiData, mu *sync.Mutex) func(arrow.RecordBa
 				}
 				continue
 			}
-			c := slices.IndexFunc(s.copies, func(x copySum) bool { return x.kind == kind })
-			if c < 0 {
-				s.copies = append(s.copies, copySum{kind: kind})
-				c = len(s.copies) - 1
-			}
-			s.copies[c].bytes += b
+			s.copies[findOrAdd(&s.copies, func(x *copySum) bool { return x.kind == kind }, copySum{kind: kind})].bytes += b
 		}
 		return func() {
 			mu.Lock()

@@ -199,7 +199,7 @@ func (b *copyBatch) prepare(r arrow.RecordBatch) {
 	for i := 0; i < int(r.NumRows()); i++ {
 		s, e, p, kd := st.Value(i), en.Value(i), pid.Value(i), copyKind(kind.Value(i))
 		if proc < 0 || b.procs[proc].pid != p {
-			proc = b.procIndex(p)
+			proc = findOrAdd(&b.procs, func(x *copyProc) bool { return x.pid == p }, copyProc{pid: p, span: newSpan()})
 		}
 		pr := &b.procs[proc]
 		pr.span.add(s, e)
@@ -212,16 +212,6 @@ func (b *copyBatch) prepare(r arrow.RecordBatch) {
 		}
 		b.migs = append(b.migs, int32(i))
 	}
-}
-
-func (b *copyBatch) procIndex(p int64) int {
-	for j := range b.procs {
-		if b.procs[j].pid == p {
-			return j
-		}
-	}
-	b.procs = append(b.procs, copyProc{pid: p, span: newSpan()})
-	return len(b.procs) - 1
 }
 
 // commit takes the prepared batch into c: the collector's goroutine, in
