@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/umtrace/umtrace/analyze/internal/chunks"
 	"github.com/umtrace/umtrace/analyze/internal/intern"
 	"github.com/umtrace/umtrace/ingest"
 	"github.com/umtrace/umtrace/ingest/ingesttest"
@@ -223,7 +225,7 @@ func workStateOf(c *collector) workState {
 
 // TestPreparedKernels: the kernel table taken through prepKernels, its
 // batches prepared at once on the readers' goroutines, leaves the
-// collector as addWork row by row does: the name ids (given in storage
+// collector as addKernelRows does, row by row: the name ids (given in storage
 // order, as StringIds ids and as strings), every stream's kernels in
 // order, the processes' spans, and the kernels too long for 32 bits
 // (TestPreparedKernelsLong).
@@ -246,7 +248,7 @@ func TestPreparedKernels(t *testing.T) {
 				}
 				rows, prepared := mk(), mk()
 				if err := r.ScanColumns(ingest.Kernel, cols, func(rec arrow.RecordBatch) error {
-					rows.addWork(rec, ingest.Kernel, rows.kernels, nil, &rows.kernelBy)
+					addKernelRows(rows, rec)
 					return nil
 				}); err != nil {
 					t.Fatal(err)
@@ -264,7 +266,7 @@ func TestPreparedKernels(t *testing.T) {
 					g, w any
 				}{{"names", got.Names, want.Names}, {"streams", got.Streams, want.Streams}, {"spans", got.Spans, want.Spans}, {"long kernels", got.Long, want.Long}} {
 					if !reflect.DeepEqual(d.g, d.w) {
-						t.Errorf("prepared batches: the %s differ from addWork's", d.what)
+						t.Errorf("prepared batches: the %s differ from addKernelRows'", d.what)
 					}
 				}
 				t.Logf("%d streams, %d names", len(want.Streams), len(want.Names))
@@ -275,7 +277,7 @@ func TestPreparedKernels(t *testing.T) {
 
 // TestPreparedKernelsLong: kernels longer than 4.29 s or ending before
 // they start keep their duration in longWork under their name, batch
-// after batch, as addWork keeps it.
+// after batch, as addKernelRows keeps it.
 func TestPreparedKernelsLong(t *testing.T) {
 	const s = int64(1_000_000_000)
 	batches := [][]ingesttest.Row{
@@ -286,7 +288,7 @@ func TestPreparedKernelsLong(t *testing.T) {
 	for _, b := range batches {
 		tr := ingesttest.New("long.sqlite").Add(ingest.Kernel, b...)
 		if err := tr.Scan(ingest.Kernel, func(rec arrow.RecordBatch) error {
-			rows.addWork(rec, ingest.Kernel, rows.kernels, nil, &rows.kernelBy)
+			addKernelRows(rows, rec)
 			prepKernels(prepared, rec)()
 			return nil
 		}); err != nil {
@@ -295,10 +297,10 @@ func TestPreparedKernelsLong(t *testing.T) {
 	}
 	want, got := workStateOf(rows), workStateOf(prepared)
 	if len(want.Long) != 3 {
-		t.Fatalf("addWork kept %d long kernels, want 3", len(want.Long))
+		t.Fatalf("addKernelRows kept %d long kernels, want 3", len(want.Long))
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("prepared batches differ from addWork's:\n got %+v\nwant %+v", got, want)
+		t.Errorf("prepared batches differ from addKernelRows':\n got %+v\nwant %+v", got, want)
 	}
 }
 
@@ -578,5 +580,38 @@ func memcpyTap(proc func(int64) *multiData) func(arrow.RecordBatch) {
 			}
 			d.copy[copyKindName(kind)] += b
 		}
+	}
+}
+
+// addKernelRows takes the kernel table's rows into c one by one, as collect
+// did before prepKernels: what prepKernels' batches must come to.
+func addKernelRows(c *collector, r arrow.RecordBatch) {
+	t := ingest.Kernel
+	st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
+	pid, strm := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColStreamID)
+	var names ingest.Strings
+	var nameIDs *array.Int64
+	if c.kernelNames.ByIDs() != nil {
+		nameIDs = ingest.I64(r, t, ingest.ColNameID)
+	} else {
+		names = ingest.Str(r, t, ingest.ColName)
+		c.kernelNames.Column(names)
+	}
+	for i := 0; i < int(r.NumRows()); i++ {
+		k := streamKey{pid.Value(i), strm.Value(i)}
+		ws := c.kernels[k]
+		if ws == nil {
+			ws = &chunks.List[gpuWork]{}
+			c.kernels[k] = ws
+		}
+		var name int32
+		if nameIDs != nil {
+			name = c.kernelNames.SIDKey(nameIDs, i)
+		} else {
+			name = c.kernelNames.Key(names, i)
+		}
+		s, e := st.Value(i), en.Value(i)
+		ws.Push(c.newWork(k, s, e, name))
+		c.kernelBy.get(k.pid).span.add(s, e)
 	}
 }

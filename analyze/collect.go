@@ -476,7 +476,7 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 		ingest.API:      {prep: func(r arrow.RecordBatch) func() { return prepAPI(c, r) }},
 		ingest.Kernel:   {prep: func(r arrow.RecordBatch) func() { return prepKernels(c, r) }},
 		ingest.Memcpy:   {prep: func(r arrow.RecordBatch) func() { return prepMemcpy(c, r) }},
-		ingest.Memset:   {fn: func(r arrow.RecordBatch) { c.addWork(r, ingest.Memset, c.memsets, c.setStream, &c.memsetBy) }},
+		ingest.Memset:   {fn: c.addMemsets},
 		ingest.Sync:     {fn: c.addSync},
 		ingest.GPUFault: {fn: c.addGPUFault},
 		ingest.CPUFault: {fn: c.addCPUFault},
@@ -757,20 +757,13 @@ func (c *collector) addAPI(r arrow.RecordBatch) {
 	}
 }
 
-func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[streamKey]*chunks.List[gpuWork], byCorr map[pidCorr]int64, by *byPid[pidWork]) {
+// addMemsets takes a batch of memsets (the kernels and copies have their
+// prepared paths: workbatch.go).
+func (c *collector) addMemsets(r arrow.RecordBatch) {
+	t := ingest.Memset
 	st, en := ingest.I64(r, t, ingest.ColStart), ingest.I64(r, t, ingest.ColEnd)
 	pid, strm := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColStreamID)
 	corr := ingest.I64(r, t, ingest.ColCorrelationID)
-	var names ingest.Strings
-	var nameIDs *array.Int64
-	isKernel := t == ingest.Kernel
-	switch {
-	case isKernel && c.kernelNames.ByIDs() != nil:
-		nameIDs = ingest.I64(r, t, ingest.ColNameID)
-	case isKernel:
-		names = ingest.Str(r, t, ingest.ColName)
-		c.kernelNames.Column(names)
-	}
 	// A stream's list through a small cache: rows of a stream come in
 	// runs in a sorted export, but shuffled ones change stream at almost
 	// every row, and a map lookup per row (hashing a 16-byte key) cost
@@ -788,27 +781,20 @@ func (c *collector) addWork(r arrow.RecordBatch, t *ingest.Table, dst map[stream
 		if nk := (streamKey{pid.Value(i), strm.Value(i)}); ws == nil || nk != k {
 			e := &cache[nk.slot(rowCacheBits)]
 			if e.ws == nil || e.k != nk {
-				e.k, e.ws = nk, dst[nk]
+				e.k, e.ws = nk, c.memsets[nk]
 				if e.ws == nil {
 					e.ws = &chunks.List[gpuWork]{}
-					dst[nk] = e.ws
+					c.memsets[nk] = e.ws
 				}
-				e.sp = &by.get(nk.pid).span
+				e.sp = &c.memsetBy.get(nk.pid).span
 			}
 			k, ws, sp = nk, e.ws, e.sp
 		}
-		name := int32(memsetCode)
-		switch {
-		case nameIDs != nil:
-			name = c.kernelNames.SIDKey(nameIDs, i)
-		case isKernel:
-			name = c.kernelNames.Key(names, i)
-		}
 		s, e := st.Value(i), en.Value(i)
-		ws.Push(c.newWork(k, s, e, name))
+		ws.Push(c.newWork(k, s, e, memsetCode))
 		sp.add(s, e)
-		if byCorr != nil && !corr.IsNull(i) {
-			byCorr[pidCorr{k.pid, corr.Value(i)}] = k.stream
+		if !corr.IsNull(i) {
+			c.setStream[pidCorr{k.pid, corr.Value(i)}] = k.stream
 		}
 	}
 }

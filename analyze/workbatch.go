@@ -11,7 +11,7 @@ import (
 // the API table's is (apibatch.go): prepKernels groups a batch's kernels
 // by stream, and the collector then names them (ids are given in storage
 // order) and appends each stream's run (workBatch.commit). The streams' lists
-// end as addWork leaves them (TestPreparedKernels).
+// end as the row-by-row path left them (TestPreparedKernels).
 
 // workBatch is what prepKernels makes of one batch of kernels: its rows
 // by stream (4 bytes a kernel while the batch waits for its turn).
