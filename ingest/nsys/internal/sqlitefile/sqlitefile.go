@@ -411,6 +411,12 @@ type Cursor struct {
 	last    int64             // the last rowid read on this leaf
 	started bool              // last is set
 	maxCols int               // columns a record may have (SetColumns); 0: any
+	// The one-pass decode (ints): slots[i] is the position in a row of
+	// record column i (-1: not read), fixed the positions of RowID and
+	// Null columns; slots is nil for a cursor that reads text or one
+	// column twice, which decodes through header and columns.
+	slots []int32
+	fixed []int32
 }
 
 // SetColumns makes a record of more than n columns an ErrCorrupt: a
@@ -447,7 +453,31 @@ func (f *File) NewCursor(leaves []uint32, cols []Column) *Cursor {
 	}
 	c.types = make([]uint64, c.maxIdx+1)
 	c.offs = make([]int, c.maxIdx+1)
+	c.plan()
 	return c
+}
+
+// plan sets slots and fixed where the cursor can decode in one pass.
+func (c *Cursor) plan() {
+	if c.hasText {
+		return
+	}
+	slots := make([]int32, c.maxIdx+1)
+	for i := range slots {
+		slots[i] = -1
+	}
+	var fixed []int32
+	for j, col := range c.cols {
+		if col.Index < 0 {
+			fixed = append(fixed, int32(j))
+			continue
+		}
+		if slots[col.Index] >= 0 {
+			return
+		}
+		slots[col.Index] = int32(j)
+	}
+	c.slots, c.fixed = slots, fixed
 }
 
 // SetViews makes ReadText give text values as views of the cursor's read
@@ -610,6 +640,9 @@ func (c *Cursor) decode(vals []int64, rows []sql.NullInt64, nulls []uint8, texts
 	if err != nil {
 		return err
 	}
+	if c.slots != nil && rows != nil {
+		return c.ints(rec, rowid, rows, nulls)
+	}
 	body, err := c.header(rec)
 	if err != nil {
 		return err
@@ -696,15 +729,24 @@ func (c *Cursor) header(rec []byte) (body []byte, err error) {
 	for i := n; i < len(types); i++ {
 		types[i] = missing
 	}
-	// As SQLite does once it has read a whole record header: the columns
-	// fill the body exactly.
+	if err := c.rest(h, n, off, len(body)); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+// rest reads the header h of a record's columns from column n on, past
+// the last one read, whose body starts at off, and checks that the
+// columns fill the body (size bytes) exactly, as SQLite does once it has
+// read a whole record header.
+func (c *Cursor) rest(h []byte, n, off, size int) error {
 	for cols := n; len(h) > 0; cols++ {
 		if c.maxCols > 0 && cols >= c.maxCols {
-			return nil, fmt.Errorf("%w: a record of more than %d columns, the table's", ErrCorrupt, c.maxCols)
+			return fmt.Errorf("%w: a record of more than %d columns, the table's", ErrCorrupt, c.maxCols)
 		}
 		if t := h[0]; t < 0x80 {
 			if smallSize[t] < 0 {
-				return nil, fmt.Errorf("%w: serial type %d", ErrCorrupt, t)
+				return fmt.Errorf("%w: serial type %d", ErrCorrupt, t)
 			}
 			off += int(smallSize[t])
 			h = h[1:]
@@ -712,19 +754,107 @@ func (c *Cursor) header(rec []byte) (body []byte, err error) {
 		}
 		t, k := uvarint(h)
 		if k == 0 {
-			return nil, fmt.Errorf("%w: record header", ErrCorrupt)
+			return fmt.Errorf("%w: record header", ErrCorrupt)
 		}
 		sz := contentSize(t)
 		if sz < 0 {
-			return nil, fmt.Errorf("%w: serial type %d", ErrCorrupt, t)
+			return fmt.Errorf("%w: serial type %d", ErrCorrupt, t)
 		}
 		off += sz
 		h = h[k:]
 	}
-	if off != len(body) {
-		return nil, fmt.Errorf("%w: record columns take %d bytes of a %d-byte body", ErrCorrupt, off, len(body))
+	if off != size {
+		return fmt.Errorf("%w: record columns take %d bytes of a %d-byte body", ErrCorrupt, off, size)
 	}
-	return body, nil
+	return nil
+}
+
+// ints is header and columns in one pass over the header of record rec
+// (rowid) for a cursor with slots: each value read is decoded as its
+// serial type is read, into rows and nulls (ReadNullable's).
+func (c *Cursor) ints(rec []byte, rowid uint64, rows []sql.NullInt64, nulls []uint8) error {
+	hdr, k := uvarint(rec)
+	if k == 0 || hdr > uint64(len(rec)) || hdr < uint64(k) {
+		return fmt.Errorf("%w: record header size %d", ErrCorrupt, hdr)
+	}
+	slots, cols := c.slots, c.cols
+	h := rec[k:hdr]
+	body := rec[hdr:]
+	n, off, i := 0, 0, 0
+	for ; n < len(slots) && i < len(h); n++ {
+		t, sz := uint64(h[i]), 0
+		if t < 0x80 {
+			sz = int(smallSize[t&0x7f])
+			i++
+		} else {
+			var k int
+			if t, k = uvarint(h[i:]); k == 0 {
+				return fmt.Errorf("%w: record header", ErrCorrupt)
+			}
+			sz = contentSize(t)
+			i += k
+		}
+		if sz < 0 || off+sz > len(body) {
+			return fmt.Errorf("%w: column %d (serial type %d) overflows the record", ErrCorrupt, n, t)
+		}
+		if j := slots[n]; j >= 0 {
+			var v int64
+			null := uint8(IsValue)
+			switch {
+			case t-1 < 6: // the integers: most values
+				if e := off + 8; e <= cap(body) {
+					// The value's sz bytes, big-endian and signed, as
+					// the top of the 8 from where it starts (the rest
+					// are the record's or the page's next bytes).
+					v = int64(binary.BigEndian.Uint64(body[off:e])) >> (64 - 8*uint(sz))
+				} else {
+					v = intValue(t, body[off:])
+				}
+			case t == 8: // 0 and 1 take no body bytes
+			case t == 9:
+				v = 1
+			case t == 0:
+				null = IsNull
+			case t >= 12 && cols[j].IntOnly:
+				null = NotInt
+				c.notInts++
+			default:
+				var isNull bool
+				if v, isNull = value(t, body[off:off+sz]); isNull {
+					null = IsNull
+				}
+			}
+			rows[j] = sql.NullInt64{Int64: v, Valid: null == IsValue}
+			nulls[j] = null
+		}
+		off += sz
+	}
+	h = h[i:]
+	if err := c.rest(h, n, off, len(body)); err != nil {
+		return err
+	}
+	// A short record's missing columns take their defaults.
+	for ; n < len(slots); n++ {
+		if j := slots[n]; j >= 0 {
+			set(j, cols[j].Default, cols[j].DefaultNull, rows, nulls)
+		}
+	}
+	for _, j := range c.fixed {
+		set(j, int64(rowid), cols[j].Index == Null, rows, nulls)
+	}
+	return nil
+}
+
+// set writes value v, or NULL, to position j of a row.
+func set(j int32, v int64, null bool, rows []sql.NullInt64, nulls []uint8) {
+	if null {
+		v = 0
+	}
+	rows[j] = sql.NullInt64{Int64: v, Valid: !null}
+	nulls[j] = IsValue
+	if null {
+		nulls[j] = IsNull
+	}
 }
 
 // columns fills the cursor's columns of the current row (rowid, record
