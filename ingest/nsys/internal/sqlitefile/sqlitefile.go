@@ -15,6 +15,7 @@
 package sqlitefile
 
 import (
+	"bytes"
 	"database/sql"
 	"encoding/binary"
 	"errors"
@@ -417,6 +418,22 @@ type Cursor struct {
 	// column twice, which decodes through header and columns.
 	slots []int32
 	fixed []int32
+	plans *[planSlots]plan // ints' plans by a hash of their header
+}
+
+// planSlots is how many plans a cursor keeps: a table's records have few
+// distinct headers (10 to 50 in the synth traces' API, kernel and memcpy
+// tables, 4 to 32 in the PyTorch exports').
+const planSlots = 64
+
+// A plan is where the columns a cursor reads are in a record of a given
+// header (parse): the header's bytes, the body's size, each column read
+// and how many of the record's columns the cursor reads.
+type plan struct {
+	hdr   []byte
+	body  int
+	cells []cell
+	cols  int
 }
 
 // SetColumns makes a record of more than n columns an ErrCorrupt: a
@@ -453,12 +470,12 @@ func (f *File) NewCursor(leaves []uint32, cols []Column) *Cursor {
 	}
 	c.types = make([]uint64, c.maxIdx+1)
 	c.offs = make([]int, c.maxIdx+1)
-	c.plan()
+	c.planSlots()
 	return c
 }
 
-// plan sets slots and fixed where the cursor can decode in one pass.
-func (c *Cursor) plan() {
+// planSlots sets slots and fixed where the cursor can decode in one pass.
+func (c *Cursor) planSlots() {
 	if c.hasText {
 		return
 	}
@@ -740,6 +757,20 @@ func (c *Cursor) header(rec []byte) (body []byte, err error) {
 // columns fill the body (size bytes) exactly, as SQLite does once it has
 // read a whole record header.
 func (c *Cursor) rest(h []byte, n, off, size int) error {
+	if c.maxCols == 0 || n+len(h) <= c.maxCols {
+		// Every column takes a header byte at least, so none can be
+		// past the table's: the one-byte types in a plain loop.
+		i := 0
+		for i < len(h) && h[i] < 0x80 {
+			sz := smallSize[h[i]&0x7f]
+			if sz < 0 {
+				return fmt.Errorf("%w: serial type %d", ErrCorrupt, h[i])
+			}
+			off += int(sz)
+			i++
+		}
+		n, h = n+i, h[i:]
+	}
 	for cols := n; len(h) > 0; cols++ {
 		if c.maxCols > 0 && cols >= c.maxCols {
 			return fmt.Errorf("%w: a record of more than %d columns, the table's", ErrCorrupt, c.maxCols)
@@ -769,17 +800,99 @@ func (c *Cursor) rest(h []byte, n, off, size int) error {
 	return nil
 }
 
-// ints is header and columns in one pass over the header of record rec
-// (rowid) for a cursor with slots: each value read is decoded as its
-// serial type is read, into rows and nulls (ReadNullable's).
+// ints is header and columns for a cursor with slots, into rows and
+// nulls (ReadNullable's). The header of record rec (rowid) is read into a
+// plan: the serial type and body offset of each column read. A table's
+// records have few distinct headers (the same serial types: integers of
+// the same sizes), so the plan of an earlier record with the same header
+// bytes and body size mostly holds, checks included, and only the columns
+// read are decoded.
 func (c *Cursor) ints(rec []byte, rowid uint64, rows []sql.NullInt64, nulls []uint8) error {
 	hdr, k := uvarint(rec)
 	if k == 0 || hdr > uint64(len(rec)) || hdr < uint64(k) {
 		return fmt.Errorf("%w: record header size %d", ErrCorrupt, hdr)
 	}
-	slots, cols := c.slots, c.cols
-	h := rec[k:hdr]
 	body := rec[hdr:]
+	if c.plans == nil {
+		c.plans = new([planSlots]plan)
+	}
+	pl := &c.plans[hashHeader(rec[:hdr])%planSlots]
+	if len(body) != pl.body || !bytes.Equal(rec[:hdr], pl.hdr) {
+		pl.hdr = pl.hdr[:0] // no plan while parse fails
+		if err := c.parse(pl, rec[k:hdr], body); err != nil {
+			return err
+		}
+		pl.hdr, pl.body = append(pl.hdr, rec[:hdr]...), len(body)
+	}
+	cols := c.cols
+	for _, p := range pl.cells {
+		var v int64
+		null := uint8(IsValue)
+		switch t, off := p.t, int(p.off); {
+		case t-1 < 6: // the integers: most values
+			if e := off + 8; e <= cap(body) {
+				// The value's bytes, big-endian and signed, as the top
+				// of the 8 from where it starts (the rest are the
+				// record's or the page's next bytes).
+				v = int64(binary.BigEndian.Uint64(body[off:e])) >> (64 - 8*uint(smallSize[t]))
+			} else {
+				v = intValue(t, body[off:])
+			}
+		case t == 8: // 0 and 1 take no body bytes
+		case t == 9:
+			v = 1
+		case t == 0:
+			null = IsNull
+		case t >= 12 && cols[p.j].IntOnly:
+			null = NotInt
+			c.notInts++
+		default:
+			var isNull bool
+			if v, isNull = value(t, body[off:off+serialSize(t)]); isNull {
+				null = IsNull
+			}
+		}
+		rows[p.j] = sql.NullInt64{Int64: v, Valid: null == IsValue}
+		nulls[p.j] = null
+	}
+	// A short record's missing columns take their defaults.
+	for _, j := range c.slots[pl.cols:] {
+		if j >= 0 {
+			set(j, cols[j].Default, cols[j].DefaultNull, rows, nulls)
+		}
+	}
+	for _, j := range c.fixed {
+		set(j, int64(rowid), cols[j].Index == Null, rows, nulls)
+	}
+	return nil
+}
+
+// A cell is where a column read is in a record: its position in the row
+// (j), serial type and body offset.
+type cell struct {
+	t   uint64
+	off int32
+	j   int32
+}
+
+// hashHeader hashes a record header's bytes, 8 at a time.
+func hashHeader(h []byte) uint64 {
+	const m = 0x9e3779b97f4a7c15
+	x := uint64(len(h))
+	for ; len(h) >= 8; h = h[8:] {
+		x = (x ^ binary.LittleEndian.Uint64(h)) * m
+	}
+	for _, b := range h {
+		x = (x ^ uint64(b)) * m
+	}
+	return x >> 32
+}
+
+// parse reads header h of a record with body into pl, checking it as
+// header does.
+func (c *Cursor) parse(pl *plan, h, body []byte) error {
+	slots := c.slots
+	cells := pl.cells[:0]
 	n, off, i := 0, 0, 0
 	for ; n < len(slots) && i < len(h); n++ {
 		t, sz := uint64(h[i]), 0
@@ -798,51 +911,12 @@ func (c *Cursor) ints(rec []byte, rowid uint64, rows []sql.NullInt64, nulls []ui
 			return fmt.Errorf("%w: column %d (serial type %d) overflows the record", ErrCorrupt, n, t)
 		}
 		if j := slots[n]; j >= 0 {
-			var v int64
-			null := uint8(IsValue)
-			switch {
-			case t-1 < 6: // the integers: most values
-				if e := off + 8; e <= cap(body) {
-					// The value's sz bytes, big-endian and signed, as
-					// the top of the 8 from where it starts (the rest
-					// are the record's or the page's next bytes).
-					v = int64(binary.BigEndian.Uint64(body[off:e])) >> (64 - 8*uint(sz))
-				} else {
-					v = intValue(t, body[off:])
-				}
-			case t == 8: // 0 and 1 take no body bytes
-			case t == 9:
-				v = 1
-			case t == 0:
-				null = IsNull
-			case t >= 12 && cols[j].IntOnly:
-				null = NotInt
-				c.notInts++
-			default:
-				var isNull bool
-				if v, isNull = value(t, body[off:off+sz]); isNull {
-					null = IsNull
-				}
-			}
-			rows[j] = sql.NullInt64{Int64: v, Valid: null == IsValue}
-			nulls[j] = null
+			cells = append(cells, cell{t: t, off: int32(off), j: j})
 		}
 		off += sz
 	}
-	h = h[i:]
-	if err := c.rest(h, n, off, len(body)); err != nil {
-		return err
-	}
-	// A short record's missing columns take their defaults.
-	for ; n < len(slots); n++ {
-		if j := slots[n]; j >= 0 {
-			set(j, cols[j].Default, cols[j].DefaultNull, rows, nulls)
-		}
-	}
-	for _, j := range c.fixed {
-		set(j, int64(rowid), cols[j].Index == Null, rows, nulls)
-	}
-	return nil
+	pl.cells, pl.cols = cells, n
+	return c.rest(h[i:], n, off, len(body))
 }
 
 // set writes value v, or NULL, to position j of a row.
