@@ -421,10 +421,11 @@ type Cursor struct {
 	plans *[planSlots]plan // ints' plans by a hash of their header
 }
 
-// planSlots is how many plans a cursor keeps: a table's records have few
-// distinct headers (10 to 50 in the synth traces' API, kernel and memcpy
-// tables, 4 to 32 in the PyTorch exports').
-const planSlots = 64
+// planSlots is how many plans a cursor keeps, by a hash of the header: a
+// table's records have few distinct headers (10 to 50 in the synth
+// traces' API, kernel and memcpy tables, 1 to 32 in real exports'), and
+// two frequent ones that share a slot would take turns parsing.
+const planSlots = 256
 
 // A plan is where the columns a cursor reads are in a record of a given
 // header (parse): the header's bytes, the body's size, each column read
@@ -875,17 +876,19 @@ type cell struct {
 	j   int32
 }
 
-// hashHeader hashes a record header's bytes, 8 at a time.
+// hashHeader hashes a record header's bytes, 8 at a time; its low bits
+// are as mixed as its high ones.
 func hashHeader(h []byte) uint64 {
 	const m = 0x9e3779b97f4a7c15
 	x := uint64(len(h))
 	for ; len(h) >= 8; h = h[8:] {
 		x = (x ^ binary.LittleEndian.Uint64(h)) * m
+		x ^= x >> 32
 	}
 	for _, b := range h {
 		x = (x ^ uint64(b)) * m
 	}
-	return x >> 32
+	return x ^ x>>29 ^ x>>47
 }
 
 // parse reads header h of a record with body into pl, checking it as
