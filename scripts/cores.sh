@@ -13,9 +13,12 @@
 # /dev/null` under UMTRACE_PHASES=1: wall, peak RSS and the phases on one
 # line per run.
 # With OUT set (the device tool's output folder), a CPU profile of the
-# first binary on all cores goes there (easy, cpu-easy.prof).
+# first binary on all cores goes there (easy, cpu-easy.prof), with an
+# execution trace per shape (trace-SHAPE.out, `go tool trace`) and its
+# phases with when each ended (phases-SHAPE.txt). SCALE=1 also times the
+# first binary under GOMAXPROCS=4 and 8.
 set -uo pipefail
-[ $# -ge 1 ] || { sed -n '2,16p' "$0" >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,19p' "$0" >&2; exit 2; }
 RUNS=${RUNS:-3}
 ROWS=${ROWS:-12000000}
 for b in "$@"; do
@@ -44,6 +47,16 @@ for shape in easy address-diverse; do
 		done
 	done
 done
+if [ -n "${SCALE:-}" ]; then
+	for shape in easy address-diverse; do
+		for p in 4 8; do
+			echo "$shape $1 GOMAXPROCS=$p: $(GOMAXPROCS=$p one "$U" analyze "/tmp/$shape.sqlite" -f json -o /dev/null)"
+		done
+	done
+fi
 if [ -n "${OUT:-}" ]; then
 	UMTRACE_CPUPROFILE="$OUT/cpu-easy.prof" UMTRACE_SUPERVISE=0 "$U" analyze /tmp/easy.sqlite -f json -o /dev/null
+	for shape in easy address-diverse; do
+		UMTRACE_EXECTRACE="$OUT/trace-$shape.out" UMTRACE_PHASES=1 UMTRACE_SUPERVISE=0 "$U" analyze "/tmp/$shape.sqlite" -f json -o /dev/null 2>"$OUT/phases-$shape.txt"
+	done
 fi

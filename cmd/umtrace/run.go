@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"sort"
 	"strings"
 
@@ -98,6 +99,15 @@ func run(stdout, stderr io.Writer, args []string) int {
 		if f, err := os.Create(p); err == nil {
 			if pprof.StartCPUProfile(f) == nil {
 				defer func() { pprof.StopCPUProfile(); f.Close() }()
+			}
+		}
+	}
+	if p := os.Getenv("UMTRACE_EXECTRACE"); p != "" {
+		// For performance reports on many cores: an execution trace
+		// (go tool trace) of the command, where the wall time goes.
+		if f, err := os.Create(p); err == nil {
+			if trace.Start(f) == nil {
+				defer func() { trace.Stop(); f.Close() }()
 			}
 		}
 	}
