@@ -28,7 +28,7 @@ func TestIntsDecode(t *testing.T) {
 		c.maxCols = rng.IntN(ncols + 2) // 0: any; below ncols: corrupt
 		// The second decode of each record finds the plan of the first;
 		// plans of a cursor with other columns or maxCols do not hold.
-		c.plans = nil
+		c.plans, c.lastPlan = nil, nil
 		rowid := rng.Uint64N(1 << 40)
 		for _, exact := range []bool{true, false} {
 			buf := rec

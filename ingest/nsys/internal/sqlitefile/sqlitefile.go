@@ -416,15 +416,15 @@ type Cursor struct {
 	// record column i (-1: not read), fixed the positions of RowID and
 	// Null columns; slots is nil for a cursor that reads text or one
 	// column twice, which decodes through header and columns.
-	slots []int32
-	fixed []int32
-	plans *[planSlots]plan // ints' plans by a hash of their header
+	slots    []int32
+	fixed    []int32
+	plans    *[planSlots]plan // ints' plans by a hash of their header
+	lastPlan *plan            // the plan of the last record ints read
 }
 
 // planSlots is how many plans a cursor keeps, by a hash of the header: a
 // table's records have few distinct headers (10 to 50 in the synth
-// traces' API, kernel and memcpy tables, 1 to 32 in real exports'), and
-// two frequent ones that share a slot would take turns parsing.
+// traces' API, kernel and memcpy tables, 1 to 32 in real exports').
 const planSlots = 256
 
 // A plan is where the columns a cursor reads are in a record of a given
@@ -814,16 +814,29 @@ func (c *Cursor) ints(rec []byte, rowid uint64, rows []sql.NullInt64, nulls []ui
 		return fmt.Errorf("%w: record header size %d", ErrCorrupt, hdr)
 	}
 	body := rec[hdr:]
-	if c.plans == nil {
-		c.plans = new([planSlots]plan)
-	}
-	pl := &c.plans[hashHeader(rec[:hdr])%planSlots]
-	if len(body) != pl.body || !bytes.Equal(rec[:hdr], pl.hdr) {
-		pl.hdr = pl.hdr[:0] // no plan while parse fails
-		if err := c.parse(pl, rec[k:hdr], body); err != nil {
-			return err
+	pl := c.lastPlan // most records have the header of the one before
+	if pl == nil || len(body) != pl.body || !bytes.Equal(rec[:hdr], pl.hdr) {
+		if c.plans == nil {
+			c.plans = new([planSlots]plan)
 		}
-		pl.hdr, pl.body = append(pl.hdr, rec[:hdr]...), len(body)
+		// Two slots a header: two frequent headers of one hash
+		// would take turns parsing.
+		h := hashHeader(rec[:hdr]) % planSlots
+		pl = &c.plans[h]
+		if alt := &c.plans[h^1]; len(body) != pl.body || !bytes.Equal(rec[:hdr], pl.hdr) {
+			pl = alt
+		}
+		if len(body) != pl.body || !bytes.Equal(rec[:hdr], pl.hdr) {
+			if len(pl.hdr) > 0 {
+				pl = &c.plans[h] // both taken: the first slot's goes
+			}
+			pl.hdr = pl.hdr[:0] // no plan while parse fails
+			if err := c.parse(pl, rec[k:hdr], body); err != nil {
+				return err
+			}
+			pl.hdr, pl.body = append(pl.hdr, rec[:hdr]...), len(body)
+		}
+		c.lastPlan = pl
 	}
 	cols := c.cols
 	for _, p := range pl.cells {
@@ -881,12 +894,18 @@ type cell struct {
 func hashHeader(h []byte) uint64 {
 	const m = 0x9e3779b97f4a7c15
 	x := uint64(len(h))
-	for ; len(h) >= 8; h = h[8:] {
-		x = (x ^ binary.LittleEndian.Uint64(h)) * m
-		x ^= x >> 32
-	}
-	for _, b := range h {
-		x = (x ^ uint64(b)) * m
+	if len(h) < 8 {
+		for _, b := range h {
+			x = (x ^ uint64(b)) * m
+		}
+	} else {
+		// Whole words, then the last 8 bytes (overlapping the last
+		// word where the length is not a multiple of 8).
+		for i := 0; i+8 < len(h); i += 8 {
+			x = (x ^ binary.LittleEndian.Uint64(h[i:])) * m
+			x ^= x >> 32
+		}
+		x = (x ^ binary.LittleEndian.Uint64(h[len(h)-8:])) * m
 	}
 	return x ^ x>>29 ^ x>>47
 }
