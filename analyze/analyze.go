@@ -126,6 +126,7 @@ type analysis struct {
 	maxWork    map[streamKey]int64     // longest GPU work per stream
 	stepErr    error                   // Options.StepRange names no repeated range
 	sync       map[string][]int64      // Options.SyncSamples: apiStats' host-blocking samples
+	procs      map[int64]*procAcc      // per process: host-blocking calls and faults (procSums)
 }
 
 // StepRangeError is Analyze's error when Options.StepRange matches fewer
@@ -198,7 +199,7 @@ func (a *analysis) run() (*output, error) {
 		// markStalls writes the calls' overlap and stall, attributeWaits
 		// their stream and waited work.
 		{"stalls+waits", []func(){a.markStalls, a.attributeWaits}},
-		{"episodes+stats", []func(){a.findEpisodes, sum.stats}},
+		{"episodes+stats", []func(){a.findEpisodes, sum.stats, dev.procSums, sum.headCalls}},
 		// stepRows and the timeline read the episodes, whose process and
 		// device multiFigures then sets (the verdict reads them too).
 		{"steps+timeline", []func(){sum.stepRows, tl.timeline, tl.charts}},

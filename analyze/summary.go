@@ -660,9 +660,12 @@ func collection(flag *bool, rows bool) string {
 	return CollectionUnknown
 }
 
-func (a summarizer) headline() {
-	r := &a.res
-	h := &r.Headline
+// headCalls sets the headline's figures of the host-blocking calls and
+// migrations. They need only the sorted records, so they are summed
+// beside the episodes (sorting the calls' durations took 10-20 ms of the
+// serial tail on the 12M synth traces); headline sets the rest.
+func (a summarizer) headCalls() {
+	h := &a.res.Headline
 	c := a.c
 	durs := make([]int64, 0, len(c.calls))
 	var cur span
@@ -691,6 +694,18 @@ func (a summarizer) headline() {
 	h.HostBlocking = len(c.calls)
 	d := summarize(durs)
 	h.SyncP50Ns, h.SyncP99Ns = d.Median, d.P99
+	for _, m := range c.migrations {
+		if demand(int32(m.cause)) {
+			h.DemandMigBytes += int64(m.bytes)
+		}
+	}
+}
+
+// headline sets the rest of the headline (headCalls): the episodes',
+// unified memory's and steps' figures.
+func (a summarizer) headline() {
+	r := &a.res
+	h := &r.Headline
 	for _, e := range r.Episodes {
 		h.StormTimeNs += e.DurationNs
 		h.StormExcessNs += e.ExcessNs
@@ -703,11 +718,6 @@ func (a summarizer) headline() {
 	h.GPUFaults, h.CPUFaults = u.GPUFaults, u.CPUFaults
 	h.FaultsPerSec = round3(u.GPUFaultsPerSec + u.CPUFaultsPerSec)
 	h.MigratedBytes = u.MigratedBytes
-	for _, m := range c.migrations {
-		if demand(int32(m.cause)) {
-			h.DemandMigBytes += int64(m.bytes)
-		}
-	}
 	h.StepP50Ns, h.StepP99Ns = r.Steps.Duration.Median, r.Steps.Duration.P99
 }
 
