@@ -270,29 +270,10 @@ func (a summarizer) topRanges() []AddrRange {
 		}
 		shares[j] = x
 	})
-	// A range in several shares is added up. Only an allocation's can be:
-	// a block range's records all lie in its block, and an allocation
-	// reached from beyond its first block covers all of that block, so no
-	// block range starts where it does.
-	var all []rangeAcc
-	seen := map[uint64]int{} // allocation start → index in all
-	for _, x := range shares {
-		for i := range x.n {
-			r := *x.at(i)
-			if k > 1 && r.alloc {
-				if at, ok := seen[r.start]; ok {
-					o := &all[at]
-					o.gpu, o.cpu, o.migs, o.migByte = o.gpu+r.gpu, o.cpu+r.cpu, o.migs+r.migs, o.migByte+r.migByte
-					continue
-				}
-				seen[r.start] = len(all)
-			}
-			all = append(all, r)
-		}
-	}
 	// The top N by score, ties by the start as a hex string (the
-	// report's order), chosen without sorting every range (hundreds of
-	// thousands of blocks in address-diverse traces).
+	// report's order), chosen without sorting or gathering every range
+	// (hundreds of thousands of blocks in address-diverse traces): the
+	// order is total, so the ranges can come in any order.
 	order := func(x, y rangeAcc) int {
 		if x.score != y.score {
 			return cmp.Compare(y.score, x.score)
@@ -300,9 +281,34 @@ func (a summarizer) topRanges() []AddrRange {
 		return hexCmp(x.start, y.start)
 	}
 	var top []rangeAcc
-	for _, r := range all {
+	add := func(r rangeAcc) {
 		r.score = r.migByte + 4096*(r.gpu+r.cpu)
 		top = keepTop(top, r, a.opts.TopN, order)
+	}
+	// A range in several shares is added up. Only an allocation's can be:
+	// a block range's records all lie in its block, and an allocation
+	// reached from beyond its first block covers all of that block, so no
+	// block range starts where it does.
+	var split []rangeAcc
+	seen := map[uint64]int{} // allocation start → index in split
+	for _, x := range shares {
+		for i := range x.n {
+			r := *x.at(i)
+			if k == 1 || !r.alloc {
+				add(r)
+				continue
+			}
+			if at, ok := seen[r.start]; ok {
+				o := &split[at]
+				o.gpu, o.cpu, o.migs, o.migByte = o.gpu+r.gpu, o.cpu+r.cpu, o.migs+r.migs, o.migByte+r.migByte
+				continue
+			}
+			seen[r.start] = len(split)
+			split = append(split, r)
+		}
+	}
+	for _, r := range split {
+		add(r)
 	}
 	out := make([]AddrRange, len(top))
 	for i, r := range top {
