@@ -16,9 +16,10 @@
 # first binary on all cores goes there (easy, cpu-easy.prof), with an
 # execution trace per shape (trace-SHAPE.out, `go tool trace`) and its
 # phases with when each ended (phases-SHAPE.txt). SCALE=1 also times the
-# first binary under GOMAXPROCS=4 and 8.
+# first binary under GOMAXPROCS=4 and 8, without the soft memory limit and
+# without huge pages for the heap (UMTRACE_THP=0).
 set -uo pipefail
-[ $# -ge 1 ] || { sed -n '2,19p' "$0" >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,20p' "$0" >&2; exit 2; }
 RUNS=${RUNS:-3}
 ROWS=${ROWS:-12000000}
 for b in "$@"; do
@@ -51,6 +52,14 @@ if [ -n "${SCALE:-}" ]; then
 	for shape in easy address-diverse; do
 		for p in 4 8; do
 			echo "$shape $1 GOMAXPROCS=$p: $(GOMAXPROCS=$p one "$U" analyze "/tmp/$shape.sqlite" -f json -o /dev/null)"
+		done
+		# The GC's share: the Go runtime's own pacing, no soft limit.
+		echo "$shape $1 GOMEMLIMIT=64GiB: $(GOMEMLIMIT=64GiB one "$U" analyze "/tmp/$shape.sqlite" -f json -o /dev/null)"
+		echo "$shape $1 GOMEMLIMIT=64GiB GOMAXPROCS=2: $(GOMEMLIMIT=64GiB GOMAXPROCS=2 one "$U" analyze "/tmp/$shape.sqlite" -f json -o /dev/null)"
+		# Huge pages for the heap, off.
+		for i in 1 2; do
+			echo "$shape $1 UMTRACE_THP=0: $(UMTRACE_THP=0 one "$U" analyze "/tmp/$shape.sqlite" -f json -o /dev/null)"
+			echo "$shape $1 UMTRACE_THP=0 GOMAXPROCS=2: $(UMTRACE_THP=0 GOMAXPROCS=2 one "$U" analyze "/tmp/$shape.sqlite" -f json -o /dev/null)"
 		done
 	done
 fi
