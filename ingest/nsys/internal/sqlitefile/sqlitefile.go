@@ -913,6 +913,9 @@ func hashHeader(h []byte) uint64 {
 // parse reads header h of a record with body into pl, checking it as
 // header does.
 func (c *Cursor) parse(pl *plan, h, body []byte) error {
+	if len(body) > math.MaxInt32 { // SQLite's limit: the plan's offsets are int32
+		return fmt.Errorf("%w: a %d-byte record", ErrCorrupt, len(body))
+	}
 	slots := c.slots
 	cells := pl.cells[:0]
 	n, off, i := 0, 0, 0
