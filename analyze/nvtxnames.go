@@ -69,9 +69,19 @@ func (t *rangeNameTable) Len() int { return len(t.recs) }
 // lookup returns s's id, if s has one; it only reads the table, so
 // lookups may run concurrently (not with id).
 func (t *rangeNameTable) lookup(s string) (int32, bool) {
-	var h2 uint64
-	id, _ := t.find(s, maphash.String(t.seed, s), &h2)
+	id, _, _ := t.lookupHashed(s)
 	return id, id >= 0
+}
+
+// lookupHashed is lookup, returning s's two hashes too (for idHashed):
+// hashing a name is a serial cost where names are long and mostly new.
+func (t *rangeNameTable) lookupHashed(s string) (id int32, h, h2 uint64) {
+	h = maphash.String(t.seed, s)
+	id, _ = t.find(s, h, &h2)
+	if id < 0 && h2 == 0 {
+		h2 = t.hash2(s)
+	}
+	return id, h, h2
 }
 
 // find returns the id of s, whose hash is h, or -1 and the empty slot
@@ -101,11 +111,11 @@ func (t *rangeNameTable) find(s string, h uint64, h2 *uint64) (id int32, slot ui
 func (t *rangeNameTable) hash2(s string) uint64 { return maphash.String(t.seed2, s) | 1 }
 
 // id returns s's id, adding it when new.
-func (t *rangeNameTable) id(s string) int32 { return t.idHashed(s, maphash.String(t.seed, s)) }
+func (t *rangeNameTable) id(s string) int32 { return t.idHashed(s, maphash.String(t.seed, s), 0) }
 
-// idHashed is id of s, whose hash is h.
-func (t *rangeNameTable) idHashed(s string, h uint64) int32 {
-	var h2 uint64
+// idHashed is id of s, whose hash is h and second hash h2 (0: not yet
+// computed).
+func (t *rangeNameTable) idHashed(s string, h, h2 uint64) int32 {
 	id, slot := t.find(s, h, &h2)
 	if id >= 0 {
 		return id

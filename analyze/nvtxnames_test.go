@@ -56,7 +56,7 @@ func TestRangeNameTableClashes(t *testing.T) {
 		name := func(i int) string { return "layer " + string(rune('a'+i%26)) + " " + itoa(i) }
 		for round := 0; round < 2; round++ {
 			for i := range n {
-				if id := tb.idHashed(name(i), hashOf(i)); id != int32(i) {
+				if id := tb.idHashed(name(i), hashOf(i), 0); id != int32(i) {
 					t.Fatalf("round %d: %q got id %d, want %d", round, name(i), id, i)
 				}
 			}
