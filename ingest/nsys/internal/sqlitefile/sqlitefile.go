@@ -433,7 +433,7 @@ const planSlots = 256
 type plan struct {
 	hdr   []byte
 	body  int
-	cells []cell
+	cells []colAt
 	cols  int
 }
 
@@ -881,9 +881,10 @@ func (c *Cursor) ints(rec []byte, rowid uint64, rows []sql.NullInt64, nulls []ui
 	return nil
 }
 
-// A cell is where a column read is in a record: its position in the row
-// (j), serial type and body offset.
-type cell struct {
+// A colAt is where a column read is in a record of a plan's header: its
+// position in the row (j), serial type and body offset. (A cell, in
+// SQLite's words, is a record's place on its page.)
+type colAt struct {
 	t   uint64
 	off int32
 	j   int32
@@ -936,7 +937,7 @@ func (c *Cursor) parse(pl *plan, h, body []byte) error {
 			return fmt.Errorf("%w: column %d (serial type %d) overflows the record", ErrCorrupt, n, t)
 		}
 		if j := slots[n]; j >= 0 {
-			cells = append(cells, cell{t: t, off: int32(off), j: j})
+			cells = append(cells, colAt{t: t, off: int32(off), j: j})
 		}
 		off += sz
 	}
