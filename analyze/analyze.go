@@ -201,7 +201,8 @@ func (a *analysis) run() (*output, error) {
 		{"stalls+waits", []func(){a.markStalls, a.attributeWaits}},
 		{"episodes+stats", []func(){a.findEpisodes, sum.stats, dev.procSums, sum.headCalls}},
 		// stepRows and the timeline read the episodes, whose process and
-		// device multiFigures then sets (the verdict reads them too).
+		// device multiFigures then sets (the verdict reads them too), from
+		// procSums' and headCalls' figures.
 		{"steps+timeline", []func(){sum.stepRows, tl.timeline, tl.charts}},
 		{"verdict", []func(){func() { sum.verdict(); sum.headline(); sum.mitigations() }}},
 		{"devices", []func(){func() { dev.multiFigures(); tl.laneStorms(); tl.deviceLanes() }}},

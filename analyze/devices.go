@@ -633,14 +633,10 @@ func (a devicer) multiFigures() {
 	a.gpus = gpus
 	md := a.c.multi
 	a.memory(md)
-	procs := a.procs
-	if procs == nil {
-		procs = procFigures(a.c)
-	}
 	mainDev, devsOf := mainDevices(md)
-	stormPid, stormDev := a.episodeOwners(procs, mainDev)
+	stormPid, stormDev := a.episodeOwners(a.procs, mainDev) // procs: procSums, a phase before
 	a.res.Devices = a.devices(md, stormDev)
-	a.res.Processes = a.processes(procs, devsOf, stormPid, md.pidNCCL)
+	a.res.Processes = a.processes(a.procs, devsOf, stormPid, md.pidNCCL)
 }
 
 // procAcc is one process's host-blocking calls (their count, total time
