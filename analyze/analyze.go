@@ -580,17 +580,15 @@ func (a *analysis) sortInputs() {
 		// stream of a quarter of the work or more is merged alone, the
 		// others two at a time (address-diverse's 64 streams: the sort
 		// phases 0.25 -> 0.17-0.20 s in all, same peak).
-		size := func(i int) int {
-			k := keys[i]
-			return c.kernels[k].Len() + c.copies[k].Len() + c.memsets[k].Len()
-		}
+		sizes := make([]int, len(keys))
 		total := 0
-		for i := range keys {
-			total += size(i)
+		for i, k := range keys {
+			sizes[i] = c.kernels[k].Len() + c.copies[k].Len() + c.memsets[k].Len()
+			total += sizes[i]
 		}
 		var big, small []int
 		for i := range keys {
-			if 4*size(i) >= total {
+			if 4*sizes[i] >= total {
 				big = append(big, i)
 			} else {
 				small = append(small, i)
