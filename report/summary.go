@@ -11,11 +11,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/umtrace/umtrace/analyze"
+	"github.com/umtrace/umtrace/internal/pqfile"
 )
 
 // VerdictError is the verdict of a row whose trace could not be analyzed.
@@ -267,27 +265,18 @@ func SummaryRecord(mem memory.Allocator, schema *arrow.Schema, rows []SummaryRow
 	return b.NewRecordBatch()
 }
 
-// ParquetProps are the writer properties of every Parquet file umtrace
-// writes: Snappy compression, a fixed created-by so files are
-// byte-identical across builds.
-func ParquetProps() *parquet.WriterProperties {
-	return parquet.NewWriterProperties(
-		parquet.WithCompression(compress.Codecs.Snappy),
-		parquet.WithCreatedBy("umtrace"),
-	)
-}
-
-// WriteParquet writes rec as one Parquet file.
+// WriteParquet writes rec as one Parquet file (internal/pqfile: Snappy,
+// strings dictionary-encoded, created by "umtrace", so the same rows make
+// the same bytes in every build).
 func WriteParquet(w io.Writer, rec arrow.RecordBatch) error {
-	fw, err := pqarrow.NewFileWriter(rec.Schema(), w, ParquetProps(), pqarrow.DefaultWriterProps())
+	pw, err := pqfile.NewWriter(w, rec.Schema(), "umtrace")
 	if err != nil {
 		return err
 	}
-	if err := fw.Write(rec); err != nil {
-		fw.Close()
+	if err := pw.Write(rec); err != nil {
 		return err
 	}
-	return fw.Close()
+	return pw.Close()
 }
 
 // WriteSummaryParquet writes rows (with the trace column) as Parquet.

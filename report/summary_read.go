@@ -1,15 +1,10 @@
 package report
 
 import (
-	"context"
 	"fmt"
-	"strings"
+	"io"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/umtrace/umtrace/internal/pqfile"
 )
 
 // field returns a pointer to the field of r that column name holds: a
@@ -68,41 +63,52 @@ func (r *SummaryRow) field(name string) any {
 // Every value is kept exactly (strings byte for byte, floats bit for
 // bit), so rows read back render the same summaries as the rows written.
 // A file whose columns are not SummarySchema's is an error.
-func ReadSummaryParquet(r parquet.ReaderAtSeeker) ([]SummaryRow, error) {
-	tbl, err := pqarrow.ReadTable(context.Background(), r, parquet.NewReaderProperties(memory.DefaultAllocator), pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+func ReadSummaryParquet(r interface {
+	io.ReaderAt
+	io.Seeker
+}) ([]SummaryRow, error) {
+	size, err := r.Seek(0, io.SeekEnd)
 	if err != nil {
 		return nil, err
 	}
-	defer tbl.Release()
-	want := SummarySchema.Fields()
-	got := tbl.Schema().Fields()
-	if len(got) != len(want) {
-		return nil, fmt.Errorf("not a umtrace summary: %d columns, want %d", len(got), len(want))
+	f, err := pqfile.Open(r, size)
+	if err != nil {
+		return nil, err
 	}
-	for i, f := range want {
-		if got[i].Name != f.Name || !arrow.TypeEqual(got[i].Type, f.Type) {
-			return nil, fmt.Errorf("not a umtrace summary: column %d is %s %s, want %s %s", i, got[i].Name, got[i].Type, f.Name, f.Type)
+	want := SummarySchema.Fields()
+	if len(f.Columns) != len(want) {
+		return nil, fmt.Errorf("not a umtrace summary: %d columns, want %d", len(f.Columns), len(want))
+	}
+	for i, w := range want {
+		if c := f.Columns[i]; c.Name != w.Name || c.Type != pqfile.TypeOf(w.Type) {
+			return nil, fmt.Errorf("not a umtrace summary: column %d is %s %s, want %s %s", i, c.Name, c.Type, w.Name, pqfile.TypeOf(w.Type))
 		}
 	}
-	rows := make([]SummaryRow, tbl.NumRows())
-	for i, f := range want {
-		k := 0
-		for _, chunk := range tbl.Column(i).Data().Chunks() {
-			for j := 0; j < chunk.Len(); j++ {
-				if chunk.IsNull(j) {
-					return nil, fmt.Errorf("not a umtrace summary: null %s in row %d", f.Name, k)
-				}
-				switch p := rows[k].field(f.Name).(type) {
-				case *string:
-					*p = strings.Clone(chunk.(*array.String).Value(j)) // the table is released
-				case *int64:
-					*p = chunk.(*array.Int64).Value(j)
-				case *float64:
-					*p = chunk.(*array.Float64).Value(j)
-				}
-				k++
+	if f.NumRows > maxSummaryRows {
+		return nil, fmt.Errorf("not a umtrace summary: %d rows", f.NumRows)
+	}
+	rows := make([]SummaryRow, f.NumRows)
+	for i, w := range want {
+		v, err := f.Read(i)
+		if err != nil {
+			return nil, err
+		}
+		for k := range rows {
+			if v.Null != nil && v.Null[k] {
+				return nil, fmt.Errorf("not a umtrace summary: null %s in row %d", w.Name, k)
+			}
+			switch p := rows[k].field(w.Name).(type) {
+			case *string:
+				*p = v.Strings[k]
+			case *int64:
+				*p = v.Ints[k]
+			case *float64:
+				*p = v.Floats[k]
 			}
 		}
 	}
 	return rows, nil
 }
+
+// maxSummaryRows bounds the rows of a summary read (one per trace).
+const maxSummaryRows = 1 << 24

@@ -66,6 +66,6 @@ fi
 if [ -n "${OUT:-}" ]; then
 	UMTRACE_CPUPROFILE="$OUT/cpu-easy.prof" UMTRACE_SUPERVISE=0 "$U" analyze /tmp/easy.sqlite -f json -o /dev/null
 	for shape in easy address-diverse; do
-		UMTRACE_EXECTRACE="$OUT/trace-$shape.out" UMTRACE_PHASES=1 UMTRACE_SUPERVISE=0 "$U" analyze "/tmp/$shape.sqlite" -f json -o /dev/null 2>"$OUT/phases-$shape.txt"
+		UMTRACE_EXECTRACE="$OUT/trace-$shape.out" UMTRACE_CPUPROFILE="$OUT/cpu-trace-$shape.prof" UMTRACE_PHASES=1 UMTRACE_SUPERVISE=0 "$U" analyze "/tmp/$shape.sqlite" -f json -o /dev/null 2>"$OUT/phases-$shape.txt"
 	done
 fi

@@ -16,10 +16,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/umtrace/umtrace/ingest"
 	"github.com/umtrace/umtrace/internal/outfile"
+	"github.com/umtrace/umtrace/internal/pqfile"
 	"github.com/umtrace/umtrace/report"
 )
 
@@ -103,7 +103,7 @@ func newWriter(format string, schema *arrow.Schema, w io.Writer) (tableWriter, e
 	if format == "arrow" {
 		return ipc.NewFileWriter(w, ipc.WithSchema(schema))
 	}
-	return pqarrow.NewFileWriter(schema, w, report.ParquetProps(), pqarrow.DefaultWriterProps())
+	return pqfile.NewWriter(w, schema, "umtrace")
 }
 
 // writeFile writes through outfile: a temporary file renamed into place
@@ -155,6 +155,11 @@ func Trace(src ingest.Source, dir, id, format string, summary report.SummaryRow)
 		err := writeFile(PartPath(dir, t.Name, id, format), format, schema, func(w tableWriter) error {
 			var werr error // the writer's, not the source's
 			err := src.Scan(t, func(rec arrow.RecordBatch) error {
+				if format == "parquet" {
+					// pqfile writes dictionary columns' strings as they are.
+					werr = w.Write(rec)
+					return werr
+				}
 				p, err := plain(mem, schema, rec)
 				if err != nil {
 					return fmt.Errorf("table %s: %w", t.Name, err)
