@@ -28,7 +28,7 @@ type layer struct {
 func layers() []layer {
 	return []layer{
 		{"base", "no umtrace imports", []string{
-			"internal/outfile", "internal/nsysbin", "internal/archtest", "cmd/umtrace/internal/exitcode", "ingest/testshared"}},
+			"internal/outfile", "internal/nsysbin", "internal/pqfile", "internal/archtest", "cmd/umtrace/internal/exitcode", "ingest/testshared"}},
 		{"model", "schemas, Source, Builder", []string{"ingest"}},
 		{"files", "trace and log readers, synthetic and redacted traces", []string{
 			"ingest/nsys/...", "ingest/sanitizer", "ingest/ingesttest", "synth", "redact"}},
