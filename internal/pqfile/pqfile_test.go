@@ -143,12 +143,14 @@ func valueCell(v *Values, typ Type, r int) any {
 	return v.Ints[r]
 }
 
-var shapes = []struct {
-	name          string
-	batches, rows []int
-	distinct      int
-	nulls         float64
-}{
+type shape struct {
+	name     string
+	rows     []int // rows of each batch
+	distinct int
+	nulls    float64
+}
+
+var shapes = []shape{
 	{name: "one row", rows: []int{1}, distinct: 3},
 	{name: "small", rows: []int{17, 1, 300}, distinct: 5, nulls: 0.3},
 	{name: "all null", rows: []int{40}, distinct: 5, nulls: 1},
@@ -157,18 +159,24 @@ var shapes = []struct {
 	{name: "one string", rows: []int{5000}, distinct: 1},
 }
 
+// shapeBatches makes sh's batches from seed (k, salt), released when t ends.
+func shapeBatches(t *testing.T, sh shape, k, salt uint64) []arrow.RecordBatch {
+	rng := rand.New(rand.NewPCG(k, salt))
+	var recs []arrow.RecordBatch
+	for _, n := range sh.rows {
+		r := testBatch(t, rng, n, sh.distinct, sh.nulls)
+		t.Cleanup(r.Release)
+		recs = append(recs, r)
+	}
+	return recs
+}
+
 // TestArrowReadsWriter: pqarrow reads Writer's files back to the values
 // written, with the types written.
 func TestArrowReadsWriter(t *testing.T) {
 	for k, sh := range shapes {
 		t.Run(sh.name, func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(uint64(k), 9))
-			var recs []arrow.RecordBatch
-			for _, n := range sh.rows {
-				r := testBatch(t, rng, n, sh.distinct, sh.nulls)
-				defer r.Release()
-				recs = append(recs, r)
-			}
+			recs := shapeBatches(t, sh, uint64(k), 9)
 			data := writeFile(t, recs...)
 			tbl, err := pqarrow.ReadTable(context.Background(), bytes.NewReader(data), parquet.NewReaderProperties(nil), pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
 			if err != nil {
@@ -333,13 +341,7 @@ func checkFile(t *testing.T, data []byte, recs ...arrow.RecordBatch) {
 func TestRoundTrip(t *testing.T) {
 	for k, sh := range shapes {
 		t.Run(sh.name, func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(uint64(k), 11))
-			var recs []arrow.RecordBatch
-			for _, n := range sh.rows {
-				r := testBatch(t, rng, n, sh.distinct, sh.nulls)
-				defer r.Release()
-				recs = append(recs, r)
-			}
+			recs := shapeBatches(t, sh, uint64(k), 11)
 			data := writeFile(t, recs...)
 			checkFile(t, data, recs...)
 			if again := writeFile(t, recs...); !bytes.Equal(again, data) {

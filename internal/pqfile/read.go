@@ -94,43 +94,23 @@ func (f *File) footer(b []byte) error {
 	err := d.fields(func(id int16, typ byte) (bool, error) {
 		switch id {
 		case 2:
-			if err := want(id, typ, tList); err != nil {
-				return true, err
-			}
-			_, n, err := d.listHeader()
-			if err != nil {
-				return true, err
-			}
-			for range n {
+			var err error
+			schema, err = readList(d, id, typ, func(d *decoder) (schemaElem, error) {
 				var s schemaElem
-				if err := s.read(d); err != nil {
-					return true, err
-				}
-				schema = append(schema, s)
-			}
+				err := s.read(d)
+				return s, err
+			})
+			return true, err
 		case 3:
 			v, err := d.varint()
 			f.NumRows = v
 			return true, err
 		case 4:
-			if err := want(id, typ, tList); err != nil {
-				return true, err
-			}
-			_, n, err := d.listHeader()
-			if err != nil {
-				return true, err
-			}
-			for range n {
-				g, err := readGroup(d)
-				if err != nil {
-					return true, err
-				}
-				f.groups = append(f.groups, g)
-			}
-		default:
-			return false, nil
+			var err error
+			f.groups, err = readList(d, id, typ, readGroup)
+			return true, err
 		}
-		return true, nil
+		return false, nil
 	})
 	if err != nil {
 		return err
@@ -240,21 +220,9 @@ func readGroup(d *decoder) (fileGroup, error) {
 	err := d.fields(func(id int16, typ byte) (bool, error) {
 		switch id {
 		case 1:
-			if err := want(id, typ, tList); err != nil {
-				return true, err
-			}
-			_, n, err := d.listHeader()
-			if err != nil {
-				return true, err
-			}
-			for range n {
-				c, err := readChunk(d)
-				if err != nil {
-					return true, err
-				}
-				g.chunks = append(g.chunks, c)
-			}
-			return true, nil
+			var err error
+			g.chunks, err = readList(d, id, typ, readChunk)
+			return true, err
 		case 3:
 			v, err := d.varint()
 			g.rows = v
@@ -306,6 +274,26 @@ func readChunk(d *decoder) (fileChunk, error) {
 		err = errors.New("nested column path")
 	}
 	return c, err
+}
+
+// readList reads field id, a list of structs, each with read.
+func readList[T any](d *decoder, id int16, typ byte, read func(*decoder) (T, error)) ([]T, error) {
+	if err := want(id, typ, tList); err != nil {
+		return nil, err
+	}
+	_, n, err := d.listHeader()
+	if err != nil {
+		return nil, err
+	}
+	var out []T
+	for range n {
+		v, err := read(d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 func listLen(d *decoder) (byte, int64, error) {

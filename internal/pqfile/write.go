@@ -368,37 +368,24 @@ type stats struct {
 	f0, f1   float64
 }
 
-func (s *stats) int(v int64) {
-	if !s.set || v < s.i0 {
-		s.i0 = v
-	}
-	if !s.set || v > s.i1 {
-		s.i1 = v
-	}
-	s.set = true
-}
-
-func (s *stats) uint(v uint64) {
-	if !s.set || v < s.u0 {
-		s.u0 = v
-	}
-	if !s.set || v > s.u1 {
-		s.u1 = v
-	}
-	s.set = true
-}
+func (s *stats) int(v int64)   { s.set = widen(s.set, v, &s.i0, &s.i1) }
+func (s *stats) uint(v uint64) { s.set = widen(s.set, v, &s.u0, &s.u1) }
 
 func (s *stats) float(v float64) {
-	if math.IsNaN(v) {
-		return
+	if !math.IsNaN(v) {
+		s.set = widen(s.set, v, &s.f0, &s.f1)
 	}
-	if !s.set || v < s.f0 {
-		s.f0 = v
+}
+
+// widen widens [lo, hi] to hold v (to [v, v] when !set) and reports true.
+func widen[T int64 | uint64 | float64](set bool, v T, lo, hi *T) bool {
+	if !set || v < *lo {
+		*lo = v
 	}
-	if !s.set || v > s.f1 {
-		s.f1 = v
+	if !set || v > *hi {
+		*hi = v
 	}
-	s.set = true
+	return true
 }
 
 // encode sets min and max from the running values. A zero min is written
