@@ -13,6 +13,10 @@ import (
 // when (since then) its phase ended, which shows what ran beside what.
 var phaseEpoch = time.Now()
 
+// Phase is phase for the program's own steps after an analysis (the job
+// of ranks, writing the report), logged beside the analysis's phases.
+func Phase(w io.Writer, name string) func() { return phase(w, name) }
+
 // phase returns a function that logs to w the time since phase was
 // called (Options.Phases: for performance work, see docs/performance.md);
 // with a nil w it does nothing.

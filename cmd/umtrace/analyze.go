@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/umtrace/umtrace/analyze"
+	"github.com/umtrace/umtrace/cmd/umtrace/internal/opener"
 	"github.com/umtrace/umtrace/ingest/sanitizer"
 	"github.com/umtrace/umtrace/report"
 )
@@ -97,7 +98,10 @@ func cmdAnalyze(stdout, stderr io.Writer, args []string) error {
 		// The closing hint repeats the path as given, so it runs.
 		gen = func(w io.Writer) error { return report.Render(w, report.TerminalDocFor(res, path), "text") }
 	}
-	if err := out.stream(stdout, gen); err != nil {
+	done := analyze.Phase(opener.PhasesOut(), "write")
+	err = out.stream(stdout, gen)
+	done()
+	if err != nil {
 		return err
 	}
 	if *failOnStorm && res.Verdict == analyze.VerdictStorm {

@@ -93,11 +93,16 @@ func writeSeparate(stdout io.Writer, files []*analyze.File, why string, out *out
 // writeJob analyzes files (analyzed with SplitProcesses) as one job and
 // writes its report.
 func writeJob(stdout io.Writer, files []*analyze.File, out *output, format string, failOnStorm bool) error {
+	done := analyze.Phase(opener.PhasesOut(), "job")
 	jr, err := multirank.Analyze(files)
+	done()
 	if err != nil {
 		return badInput(err)
 	}
-	if err := out.stream(stdout, func(w io.Writer) error { return report.Write(w, jr, format) }); err != nil {
+	done = analyze.Phase(opener.PhasesOut(), "write")
+	err = out.stream(stdout, func(w io.Writer) error { return report.Write(w, jr, format) })
+	done()
+	if err != nil {
 		return err
 	}
 	if failOnStorm && jr.Verdict == analyze.VerdictStorm {

@@ -15,7 +15,11 @@ import (
 // UMTRACE_HEAPAT_FILE as that phase's line is (for performance work:
 // docs/performance.md, "Finding where time goes"; UMTRACE_MEMPROFILE sets
 // the sampling rate). The environment is read here, not in analyze.
-func phasesOut() io.Writer {
+func phasesOut() io.Writer { return PhasesOut() }
+
+// PhasesOut is where the program logs its own phases (analyze.Phase):
+// stderr under UMTRACE_PHASES, else nil.
+func PhasesOut() io.Writer {
 	if os.Getenv("UMTRACE_PHASES") == "" {
 		return nil
 	}
