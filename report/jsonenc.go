@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -30,20 +29,41 @@ import (
 func EncodeJSON(w io.Writer, v any) error { return encodeSorted(w, v) }
 
 func encodeSorted(w io.Writer, v any) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	e := &encoder{w: bw}
+	e := &encoder{w: w, b: make([]byte, 0, flushAt+4<<10)}
 	e.value(reflect.ValueOf(v), 0)
-	if e.err != nil {
-		return e.err
-	}
-	bw.WriteByte('\n')
-	return bw.Flush()
+	e.b = append(e.b, '\n')
+	e.flush()
+	return e.err
 }
 
+// encoder appends JSON to b and, with a w, hands b to w once it holds
+// flushAt bytes (a block encoder of listBlocks has no w: its b is the
+// block).
 type encoder struct {
-	w   *bufio.Writer
+	w   io.Writer
+	b   []byte
 	err error
-	buf []byte
+}
+
+// flushAt is the size from which an encoder with a writer writes b out.
+const flushAt = 64 << 10
+
+// flush writes b to w (no-op without one).
+func (e *encoder) flush() {
+	if e.w == nil {
+		return
+	}
+	if e.err == nil && len(e.b) > 0 {
+		_, e.err = e.w.Write(e.b)
+	}
+	e.b = e.b[:0]
+}
+
+// spill flushes b if it holds flushAt bytes or more.
+func (e *encoder) spill() {
+	if len(e.b) >= flushAt {
+		e.flush()
+	}
 }
 
 // parallelElems is the list length from which value encodes a list in
@@ -71,6 +91,7 @@ func (e *encoder) listBlocks(v reflect.Value, n, depth int) {
 		b   []byte
 		err error
 	}
+	elem := encoderOf(v.Type().Elem())
 	nb := (n + blockElems - 1) / blockElems
 	workers := min(runtime.GOMAXPROCS(0), 8)
 	free := make(chan []byte, 2*workers)
@@ -102,16 +123,10 @@ func (e *encoder) listBlocks(v reflect.Value, n, depth int) {
 	}()
 	for range workers {
 		go func() {
-			w := &sliceWriter{}
-			e2 := &encoder{w: bufio.NewWriterSize(w, 16<<10)}
 			for j := range jobs {
-				w.b, e2.err = j.buf[:0], nil
-				e2.w.Reset(w)
-				e2.elems(v, j.k*blockElems, min(n, (j.k+1)*blockElems), depth)
-				if e2.err == nil {
-					e2.err = e2.w.Flush()
-				}
-				out[j.k] <- encoded{w.b, e2.err}
+				e2 := &encoder{b: j.buf[:0]}
+				e2.elems(v, j.k*blockElems, min(n, (j.k+1)*blockElems), depth, elem)
+				out[j.k] <- encoded{e2.b, e2.err}
 			}
 		}()
 	}
@@ -123,33 +138,34 @@ func (e *encoder) listBlocks(v reflect.Value, n, depth int) {
 		if e.err != nil {
 			return // stop ends the dispatcher; the workers finish their blocks
 		}
-		_, e.err = e.w.Write(h.b)
+		if e.w == nil {
+			e.b = append(e.b, h.b...)
+		} else {
+			e.flush()
+			if e.err == nil {
+				_, e.err = e.w.Write(h.b)
+			}
+		}
 		free <- h.b
 	}
 }
 
-// elems writes elements [from, to) of list v, each after its separator.
-func (e *encoder) elems(v reflect.Value, from, to, depth int) {
-	for i := from; i < to; i++ {
+// elems writes elements [from, to) of list v with enc, each after its
+// separator.
+func (e *encoder) elems(v reflect.Value, from, to, depth int, enc encFunc) {
+	for i := from; i < to && e.err == nil; i++ {
 		if i > 0 {
 			e.raw(",")
 		}
 		e.newline(depth + 1)
-		e.value(v.Index(i), depth+1)
+		enc(e, v.Index(i), depth+1)
+		e.spill()
 	}
-}
-
-// sliceWriter appends what is written to b.
-type sliceWriter struct{ b []byte }
-
-func (w *sliceWriter) Write(p []byte) (int, error) {
-	w.b = append(w.b, p...)
-	return len(p), nil
 }
 
 type field struct {
 	name      string
-	key       string // name as a JSON string
+	key       string // name as a JSON string and ": "
 	index     []int
 	omitEmpty bool
 }
@@ -193,7 +209,7 @@ func fields(t reflect.Type) []field {
 				name = sf.Name
 			}
 			key, _ := json.Marshal(name)
-			out = append(out, field{name: name, key: string(key), index: idx, omitEmpty: strings.Contains(","+opts+",", ",omitempty,")})
+			out = append(out, field{name: name, key: string(key) + ": ", index: idx, omitEmpty: strings.Contains(","+opts+",", ",omitempty,")})
 		}
 	}
 	walk(t, nil)
@@ -231,11 +247,7 @@ func shadow(fs []field) []field {
 	return out
 }
 
-func (e *encoder) raw(s string) {
-	if e.err == nil {
-		_, e.err = e.w.WriteString(s)
-	}
-}
+func (e *encoder) raw(s string) { e.b = append(e.b, s...) }
 
 // indent is a newline and the indentation of the deepest level written.
 var indent = "\n" + strings.Repeat("  ", 32)
@@ -278,19 +290,112 @@ func isEmpty(v reflect.Value) bool {
 	return false
 }
 
+// value writes v at depth, with the encoder compiled for its type.
 func (e *encoder) value(v reflect.Value, depth int) {
-	if e.err != nil {
+	if !v.IsValid() {
+		e.raw("null")
 		return
 	}
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Interface:
-		if v.IsNil() {
-			e.raw("null")
-			return
+	encoderOf(v.Type())(e, v, depth)
+}
+
+// encFunc writes a value of one type at a depth.
+type encFunc func(e *encoder, v reflect.Value, depth int)
+
+var encCache sync.Map // reflect.Type → encFunc
+
+// encoderOf returns the encoder of type t, made once per type: a field,
+// element or key type's encoder is looked up when t's is made, not per
+// value, which a report's hundreds of thousands of rows repeat. A type
+// that contains itself gets, while its encoder is made, one that waits
+// for it (as encoding/json's typeEncoder does).
+func encoderOf(t reflect.Type) encFunc {
+	if f, ok := encCache.Load(t); ok {
+		return f.(encFunc)
+	}
+	var (
+		wg sync.WaitGroup
+		f  encFunc
+	)
+	wg.Add(1)
+	fi, loaded := encCache.LoadOrStore(t, encFunc(func(e *encoder, v reflect.Value, depth int) {
+		wg.Wait()
+		f(e, v, depth)
+	}))
+	if loaded {
+		return fi.(encFunc)
+	}
+	f = newEncoder(t)
+	wg.Done()
+	encCache.Store(t, f)
+	return f
+}
+
+func newEncoder(t reflect.Type) encFunc {
+	switch t.Kind() {
+	case reflect.Pointer:
+		elem := encoderOf(t.Elem())
+		return func(e *encoder, v reflect.Value, depth int) {
+			if v.IsNil() {
+				e.raw("null")
+				return
+			}
+			elem(e, v.Elem(), depth)
 		}
-		e.value(v.Elem(), depth)
+	case reflect.Interface:
+		return func(e *encoder, v reflect.Value, depth int) {
+			if v.IsNil() {
+				e.raw("null")
+				return
+			}
+			e.value(v.Elem(), depth)
+		}
 	case reflect.Struct:
-		fs := fields(v.Type())
+		return structEncoder(t)
+	case reflect.Map:
+		return mapEncoder(t)
+	case reflect.Slice, reflect.Array:
+		// A list is never null (a nil slice is written []), so
+		// consumers and the schemas (docs/schema) need no null case.
+		elem := encoderOf(t.Elem())
+		return func(e *encoder, v reflect.Value, depth int) {
+			n := v.Len()
+			if n == 0 {
+				e.raw("[]")
+				return
+			}
+			e.raw("[")
+			if n >= parallelElems {
+				e.listBlocks(v, n, depth)
+			} else {
+				e.elems(v, 0, n, depth, elem)
+			}
+			e.newline(depth)
+			e.raw("]")
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return func(e *encoder, v reflect.Value, _ int) { e.b = strconv.AppendInt(e.b, v.Int(), 10) }
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return func(e *encoder, v reflect.Value, _ int) { e.b = strconv.AppendUint(e.b, v.Uint(), 10) }
+	case reflect.Bool:
+		return func(e *encoder, v reflect.Value, _ int) { e.b = strconv.AppendBool(e.b, v.Bool()) }
+	case reflect.Float64:
+		return func(e *encoder, v reflect.Value, _ int) { e.float(v.Float()) }
+	case reflect.String:
+		return func(e *encoder, v reflect.Value, _ int) { e.str(v.String()) }
+	}
+	return func(e *encoder, v reflect.Value, _ int) { e.scalar(v.Interface()) }
+}
+
+// structEncoder writes t's fields (fields: sorted, embedded ones
+// promoted, omitempty ones left out when empty) as an object.
+func structEncoder(t reflect.Type) encFunc {
+	fs := fields(t)
+	encs := make([]encFunc, len(fs))
+	for i := range fs {
+		encs[i] = encoderOf(t.FieldByIndex(fs[i].index).Type)
+	}
+	return func(e *encoder, v reflect.Value, depth int) {
 		first := true
 		for i := range fs {
 			f := &fs[i]
@@ -306,8 +411,7 @@ func (e *encoder) value(v reflect.Value, depth int) {
 			}
 			e.newline(depth + 1)
 			e.raw(f.key)
-			e.raw(": ")
-			e.value(fv, depth+1)
+			encs[i](e, fv, depth+1)
 		}
 		if first {
 			e.raw("{}")
@@ -315,8 +419,15 @@ func (e *encoder) value(v reflect.Value, depth int) {
 		}
 		e.newline(depth)
 		e.raw("}")
-	case reflect.Map:
-		if v.Len() == 0 { // nil too: an object is never null
+	}
+}
+
+// mapEncoder writes a string-keyed map as an object in key order; an
+// empty or nil map is {} (an object is never null).
+func mapEncoder(t reflect.Type) encFunc {
+	elem := encoderOf(t.Elem())
+	return func(e *encoder, v reflect.Value, depth int) {
+		if v.Len() == 0 {
 			e.raw("{}")
 			return
 		}
@@ -324,43 +435,20 @@ func (e *encoder) value(v reflect.Value, depth int) {
 		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
 		e.raw("{")
 		for i, k := range keys {
+			if e.err != nil {
+				return
+			}
 			if i > 0 {
 				e.raw(",")
 			}
 			e.newline(depth + 1)
 			e.scalar(k.String())
 			e.raw(": ")
-			e.value(v.MapIndex(k), depth+1)
+			elem(e, v.MapIndex(k), depth+1)
+			e.spill()
 		}
 		e.newline(depth)
 		e.raw("}")
-	case reflect.Slice, reflect.Array:
-		// A list is never null (a nil slice is written []), so
-		// consumers and the schemas (docs/schema) need no null case.
-		if v.Len() == 0 {
-			e.raw("[]")
-			return
-		}
-		e.raw("[")
-		if n := v.Len(); n >= parallelElems {
-			e.listBlocks(v, n, depth)
-		} else {
-			e.elems(v, 0, n, depth)
-		}
-		e.newline(depth)
-		e.raw("]")
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		e.bytes(strconv.AppendInt(e.buf[:0], v.Int(), 10))
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		e.bytes(strconv.AppendUint(e.buf[:0], v.Uint(), 10))
-	case reflect.Bool:
-		e.raw(strconv.FormatBool(v.Bool()))
-	case reflect.Float64:
-		e.float(v.Float())
-	case reflect.String:
-		e.str(v.String())
-	default:
-		e.scalar(v.Interface())
 	}
 }
 
@@ -374,22 +462,16 @@ func (e *encoder) float(f float64) {
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'
 	}
-	b := strconv.AppendFloat(e.buf[:0], f, format, -1, 64)
+	n := len(e.b)
+	e.b = strconv.AppendFloat(e.b, f, format, -1, 64)
 	if format == 'e' {
 		// clean up e-09 to e-9
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
+		if b := e.b[n:]; len(b) >= 4 {
+			if k := len(b); b[k-4] == 'e' && b[k-3] == '-' && b[k-2] == '0' {
+				b[k-2] = b[k-1]
+				e.b = e.b[:len(e.b)-1]
+			}
 		}
-	}
-	e.bytes(b)
-}
-
-// bytes writes b, which is e.buf's memory (kept for the next value).
-func (e *encoder) bytes(b []byte) {
-	e.buf = b
-	if e.err == nil {
-		_, e.err = e.w.Write(b)
 	}
 }
 
@@ -402,7 +484,7 @@ func (e *encoder) str(s string) {
 			return
 		}
 	}
-	e.raw("\"")
-	e.raw(s)
-	e.raw("\"")
+	e.b = append(e.b, '"')
+	e.b = append(e.b, s...)
+	e.b = append(e.b, '"')
 }
