@@ -1,7 +1,10 @@
 package analyze
 
 import (
+	"slices"
+
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/umtrace/umtrace/analyze/internal/chunks"
 	"github.com/umtrace/umtrace/ingest"
@@ -165,8 +168,8 @@ func (b *workBatch) commit(c *collector, r arrow.RecordBatch, t *ingest.Table, d
 // and correlation); the commit reads both kinds of rows, in order.
 type copyBatch struct {
 	procs  []copyProc
-	migs   []int32 // rows, in order
-	copies []int32 // rows, in order
+	migs   []migration // in row order
+	copies []int32     // rows, in order
 }
 
 type copyProc struct {
@@ -195,6 +198,8 @@ func (b *copyBatch) prepare(r arrow.RecordBatch) {
 	pid := ingest.I64(r, t, ingest.ColPid)
 	kind := ingest.I32(r, t, ingest.ColCopyKind)
 	by := ingest.I64(r, t, ingest.ColBytes)
+	var cause *array.Int32
+	var va *array.Uint64
 	proc := -1
 	for i := 0; i < int(r.NumRows()); i++ {
 		s, e, p, kd := st.Value(i), en.Value(i), pid.Value(i), copyKind(kind.Value(i))
@@ -207,10 +212,14 @@ func (b *copyBatch) prepare(r arrow.RecordBatch) {
 			b.copies = append(b.copies, int32(i))
 			continue
 		}
-		if d, n := e-s, by.Value(i); d < 0 || d >= maxDur || n < 0 || n >= maxDur {
+		if cause == nil {
+			cause, va = ingest.I32(r, t, ingest.ColMigCause), ingest.U64(r, t, ingest.ColVirtAddr)
+		}
+		m, clamped := newMigration(s, e, p, by.Value(i), kd, cause, va, i)
+		if clamped {
 			pr.clamped++
 		}
-		b.migs = append(b.migs, int32(i))
+		b.migs = append(b.migs, m)
 	}
 }
 
@@ -227,16 +236,10 @@ func (b *copyBatch) commit(c *collector, r arrow.RecordBatch) {
 	pid, strm := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColStreamID)
 	corr := ingest.I64(r, t, ingest.ColCorrelationID)
 	kind := ingest.I32(r, t, ingest.ColCopyKind)
-	if len(b.migs) > 0 {
-		by := ingest.I64(r, t, ingest.ColBytes)
-		cause := ingest.I32(r, t, ingest.ColMigCause)
-		va := ingest.U64(r, t, ingest.ColVirtAddr)
-		for _, row := range b.migs {
-			i := int(row)
-			m, _ := newMigration(st.Value(i), en.Value(i), pid.Value(i), by.Value(i), copyKind(kind.Value(i)), cause, va, i)
-			c.migrations = push(c.migrations, m)
-		}
+	if len(c.migrations)+len(b.migs) > cap(c.migrations) {
+		c.migrations = slices.Grow(c.migrations, max(len(c.migrations), len(b.migs), 256))
 	}
+	c.migrations = append(c.migrations, b.migs...)
 	for _, row := range b.copies {
 		i := int(row)
 		c.addCopy(st.Value(i), en.Value(i), streamKey{pid.Value(i), strm.Value(i)}, copyKind(kind.Value(i)), corr, i)
