@@ -5,6 +5,11 @@ import (
 	"math"
 	"reflect"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // TestReadSummaryParquetRoundTrip: rows read back from summary.parquet
@@ -43,5 +48,38 @@ func TestReadSummaryParquetRoundTrip(t *testing.T) {
 	}
 	if _, err := ReadSummaryParquet(bytes.NewReader([]byte("not parquet"))); err == nil {
 		t.Error("no error for a file that is not Parquet")
+	}
+}
+
+// TestReadSummaryParquetFromPqarrow: shard summaries written before
+// internal/pqfile (by arrow-go's pqarrow with the properties umtrace used
+// then: Snappy, created-by "umtrace", data pages v1, dictionaries) still
+// merge, and give the rows they were written from.
+func TestReadSummaryParquetFromPqarrow(t *testing.T) {
+	var rows []SummaryRow
+	for i := range 3000 { // several pages of a dictionary column
+		rows = append(rows, SummaryRow{Trace: string(rune('a'+i%26)) + "-" + string(rune('0'+i%10)), File: "run.sqlite", Verdict: []string{"storm", "clean", VerdictError}[i%3],
+			DurationNs: int64(i) * 1e6, StormShare: float64(i) / 3000, Episodes: int64(i % 7), SyncP99Ns: float64(i) * 1.5, UmtraceVersion: "0.8.0", ResultSchemaVer: 8})
+	}
+	rec := SummaryRecord(memory.DefaultAllocator, SummarySchema, rows)
+	defer rec.Release()
+	var buf bytes.Buffer
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy), parquet.WithCreatedBy("umtrace"))
+	fw, err := pqarrow.NewFileWriter(rec.Schema(), &buf, props, pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadSummaryParquet(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, rows) {
+		t.Fatalf("read %d rows, wrote %d; first read %+v, written %+v", len(got), len(rows), got[0], rows[0])
 	}
 }

@@ -281,6 +281,8 @@ func TestFileReadsArrow(t *testing.T) {
 		{"snappy v2", []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDataPageVersion(parquet.DataPageV2)}},
 		{"plain", []parquet.WriterProperty{parquet.WithDictionaryDefault(false), parquet.WithDataPageSize(4096)}},
 		{"small row groups", []parquet.WriterProperty{parquet.WithMaxRowGroupLength(1000), parquet.WithCompression(compress.Codecs.Snappy)}},
+		{"gzip", []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Gzip)}},
+		{"zstd v2", []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDataPageVersion(parquet.DataPageV2)}},
 	} {
 		t.Run(o.name, func(t *testing.T) {
 			var buf bytes.Buffer

@@ -1,6 +1,8 @@
 package pqfile
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -8,12 +10,13 @@ import (
 	"math"
 
 	"github.com/klauspost/compress/snappy"
+	"github.com/klauspost/compress/zstd"
 )
 
 // File is a Parquet file's footer, opened for reading whole columns.
 // It reads flat schemas of the Types (files written by Writer, by
 // arrow-go and by other writers of those types): PLAIN and dictionary
-// encodings, data pages v1 and v2, uncompressed or Snappy.
+// encodings, data pages v1 and v2, uncompressed, Snappy, gzip or zstd.
 type File struct {
 	r       io.ReaderAt
 	size    int64
@@ -447,6 +450,36 @@ func decompress(codec int32, b []byte, size int32) ([]byte, error) {
 			return nil, fmt.Errorf("page of %d bytes, header says %d", n, size)
 		}
 		return snappy.Decode(nil, b)
+	case codecGzip, codecZstd:
+		// Other tools' files (pyarrow, DuckDB, Spark can be set to
+		// these); the header's size bounds what is inflated.
+		if size < 0 || size > maxPage {
+			return nil, fmt.Errorf("page of %d bytes", size)
+		}
+		var r io.Reader
+		if codec == codecGzip {
+			zr, err := gzip.NewReader(bytes.NewReader(b))
+			if err != nil {
+				return nil, err
+			}
+			r = zr
+		} else {
+			zr, err := zstd.NewReader(bytes.NewReader(b), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(size)+1<<20))
+			if err != nil {
+				return nil, err
+			}
+			defer zr.Close()
+			r = zr
+		}
+		// Grown as the data inflates, not made at the header's size.
+		out, err := io.ReadAll(io.LimitReader(r, int64(size)+1))
+		if err != nil {
+			return nil, err
+		}
+		if len(out) != int(size) {
+			return nil, fmt.Errorf("page of %d bytes, header says %d", len(out), size)
+		}
+		return out, nil
 	}
 	return nil, fmt.Errorf("compression codec %d is not supported", codec)
 }

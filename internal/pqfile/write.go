@@ -35,6 +35,8 @@ const (
 	encRLEDict        = 8
 	codecUncompressed = 0
 	codecSnappy       = 1
+	codecGzip         = 2 // read only
+	codecZstd         = 6 // read only
 
 	pageData   = 0
 	pageDict   = 2
