@@ -830,6 +830,14 @@ func push[T any](s []T, v T) []T {
 	return append(s, v)
 }
 
+// pushAll is push for several values.
+func pushAll[T any](s []T, vs []T) []T {
+	if len(s)+len(vs) > cap(s) {
+		s = slices.Grow(s, max(len(s), len(vs), 256))
+	}
+	return append(s, vs...)
+}
+
 // newWork packs GPU work, keeping exact durations of 4.29 s or more aside.
 func (c *collector) newWork(k streamKey, start, end int64, name int32) gpuWork {
 	d := end - start

@@ -1,8 +1,6 @@
 package analyze
 
 import (
-	"slices"
-
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
@@ -236,10 +234,7 @@ func (b *copyBatch) commit(c *collector, r arrow.RecordBatch) {
 	pid, strm := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColStreamID)
 	corr := ingest.I64(r, t, ingest.ColCorrelationID)
 	kind := ingest.I32(r, t, ingest.ColCopyKind)
-	if len(c.migrations)+len(b.migs) > cap(c.migrations) {
-		c.migrations = slices.Grow(c.migrations, max(len(c.migrations), len(b.migs), 256))
-	}
-	c.migrations = append(c.migrations, b.migs...)
+	c.migrations = pushAll(c.migrations, b.migs)
 	for _, row := range b.copies {
 		i := int(row)
 		c.addCopy(st.Value(i), en.Value(i), streamKey{pid.Value(i), strm.Value(i)}, copyKind(kind.Value(i)), corr, i)

@@ -206,11 +206,9 @@ func (w *Writer) chunk(c colSpec, arr arrow.Array) chunkMeta {
 	}
 	m.dataOff = w.off
 	enc := int32(encPlain)
-	if dict != nil {
-		enc = encRLEDict
-	}
 	m.encodings = []int32{encPlain, encRLE}
 	if dict != nil {
+		enc = encRLEDict
 		m.encodings = append(m.encodings, encRLEDict)
 	}
 	st := stats{typ: c.typ}

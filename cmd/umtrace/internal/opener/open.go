@@ -64,7 +64,7 @@ func (o Opener) Analyze(path string, opts analyze.Options) (*Trace, error) {
 		return nil, &exitcode.Error{Code: inputCode(err), Err: named(path, salvageHint(err))}
 	}
 	if opts.Phases == nil {
-		opts.Phases = phasesOut() // per-phase timings, for performance work (phases.go)
+		opts.Phases = PhasesOut() // per-phase timings, for performance work (phases.go)
 	}
 	f, err := analyze.AnalyzeFile(r, opts)
 	if err != nil {

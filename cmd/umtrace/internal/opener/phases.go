@@ -9,16 +9,13 @@ import (
 	"sync"
 )
 
-// phasesOut is where an analysis's per-phase timings go: stderr under
+// PhasesOut is where per-phase timings go (an analysis's, and the
+// program's own steps after it through analyze.Phase): stderr under
 // UMTRACE_PHASES, else nowhere (nil). With UMTRACE_HEAPAT=PHASE too, the
 // live heap after a collection is written, as a pprof heap profile, to
 // UMTRACE_HEAPAT_FILE as that phase's line is (for performance work:
 // docs/performance.md, "Finding where time goes"; UMTRACE_MEMPROFILE sets
 // the sampling rate). The environment is read here, not in analyze.
-func phasesOut() io.Writer { return PhasesOut() }
-
-// PhasesOut is where the program logs its own phases (analyze.Phase):
-// stderr under UMTRACE_PHASES, else nil.
 func PhasesOut() io.Writer {
 	if os.Getenv("UMTRACE_PHASES") == "" {
 		return nil
