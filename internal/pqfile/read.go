@@ -249,14 +249,9 @@ func readChunk(d *decoder) (fileChunk, error) {
 			var err error
 			switch id {
 			case 3:
-				_, c.pathLen, err = listLen(d)
-				if err == nil {
-					for range c.pathLen {
-						if _, err = d.binary(); err != nil {
-							break
-						}
-					}
-				}
+				var path [][]byte
+				path, err = readList(d, id, typ, (*decoder).binary)
+				c.pathLen = int64(len(path))
 			case 4:
 				c.codec, err = d.i32()
 			case 5:
@@ -279,7 +274,7 @@ func readChunk(d *decoder) (fileChunk, error) {
 	return c, err
 }
 
-// readList reads field id, a list of structs, each with read.
+// readList reads field id, a list, each element with read.
 func readList[T any](d *decoder, id int16, typ byte, read func(*decoder) (T, error)) ([]T, error) {
 	if err := want(id, typ, tList); err != nil {
 		return nil, err
@@ -297,11 +292,6 @@ func readList[T any](d *decoder, id int16, typ byte, read func(*decoder) (T, err
 		out = append(out, v)
 	}
 	return out, nil
-}
-
-func listLen(d *decoder) (byte, int64, error) {
-	t, n, err := d.listHeader()
-	return t, int64(n), err
 }
 
 // Read returns column i's values.
