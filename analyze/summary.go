@@ -869,67 +869,128 @@ func (a timeliner) timeline() {
 		return
 	}
 	tl.BinNs = (span + TimelineBins - 1) / TimelineBins
-	newBins := func() []TimelineBin {
-		bins := make([]TimelineBin, TimelineBins)
-		for i := range bins {
-			bins[i].StartNs = a.lo + int64(i)*tl.BinNs
-		}
-		return bins
-	}
-	all := func(int64) bool { return true }
-	tl.Bins = a.fillBins(newBins(), all)
-	a.markStorms(tl.Bins, all)
-	pids := map[int64]bool{}
+	pidSet := map[int64]bool{}
 	for k := range a.c.threads {
-		pids[k.pid] = true
+		pidSet[k.pid] = true
 	}
-	if len(pids) < 2 {
-		return
+	var pids []int64
+	if len(pidSet) >= 2 {
+		pids = slices.Sorted(maps.Keys(pidSet))
 	}
-	for _, p := range slices.Sorted(maps.Keys(pids)) {
-		tl.Lanes = append(tl.Lanes, TimelineLane{Pid: p, Bins: a.fillBins(newBins(), func(q int64) bool { return q == p })})
+	lanes := a.fillBins(pids)
+	// The whole trace's bins are the sum of its processes' and of the
+	// records of none of them (lanes' last).
+	tl.Bins = a.newBins()
+	for _, l := range lanes {
+		addBins(tl.Bins, l)
+	}
+	a.markStorms(tl.Bins, func(int64) bool { return true })
+	for i, p := range pids {
+		bins := a.newBins()
+		addBins(bins, lanes[i])
+		tl.Lanes = append(tl.Lanes, TimelineLane{Pid: p, Bins: bins})
 	}
 }
 
-// fillBins adds the host-blocking calls, faults and fault-driven
-// migrations of the processes keep accepts to bins.
-func (a timeliner) fillBins(bins []TimelineBin, keep func(pid int64) bool) []TimelineBin {
+// addBins adds the figures of src to dst (bin by bin; not their edges or
+// Storm).
+func addBins(dst, src []TimelineBin) {
+	for i := range src {
+		d, s := &dst[i], &src[i]
+		d.BlockedNs += s.BlockedNs
+		d.Stalls += s.Stalls
+		d.GPUFaults += s.GPUFaults
+		d.CPUFaults += s.CPUFaults
+		d.DemandBytes += s.DemandBytes
+	}
+}
+
+// fillBins bins the host-blocking calls, faults and fault-driven
+// migrations by process, in one pass over each record list, in chunks
+// run concurrently: one lane of TimelineBins bins (figures only) per pid
+// of pids, in its order, and a last one for the records of any other
+// process. The figures are sums of integers, the same in any order.
+func (a timeliner) fillBins(pids []int64) [][]TimelineBin {
 	binNs := a.res.Timeline.BinNs
 	bin := func(t int64) int {
 		return min(max(int((t-a.lo)/binNs), 0), TimelineBins-1)
 	}
-	c := a.c
-	for i := range c.calls {
-		cl := &c.calls[i]
-		if !keep(cl.pid) {
-			continue
+	var index map[int64]int
+	if len(pids) > 8 {
+		index = make(map[int64]int, len(pids))
+		for i, p := range pids {
+			index[p] = i
 		}
-		if cl.stall {
-			bins[bin(cl.start)].Stalls++
+	}
+	laneOf := func(pid int64) int {
+		if index != nil {
+			if i, ok := index[pid]; ok {
+				return i
+			}
+			return len(pids)
 		}
-		for b := bin(cl.start); b <= bin(cl.end); b++ {
-			lo, hi := max(cl.start, bins[b].StartNs), min(cl.end, bins[b].StartNs+binNs)
-			if hi > lo {
-				bins[b].BlockedNs += hi - lo
+		for i, p := range pids {
+			if p == pid {
+				return i
 			}
 		}
+		return len(pids)
 	}
-	for _, g := range c.gfaults {
-		if keep(int64(g.pid)) {
-			bins[bin(g.start)].GPUFaults += int64(g.n)
+	newLanes := func() [][]TimelineBin {
+		l := make([][]TimelineBin, len(pids)+1)
+		for i := range l {
+			l[i] = make([]TimelineBin, TimelineBins)
 		}
+		return l
 	}
-	for _, f := range c.cfaults {
-		if keep(int64(f.pid)) {
-			bins[bin(f.t)].CPUFaults++
+	out := newLanes()
+	var mu sync.Mutex
+	each := func(n int, fill func(lanes [][]TimelineBin, lo, hi int)) {
+		chunkedMin(n, minChunk, func(lo, hi int) {
+			lanes := newLanes()
+			fill(lanes, lo, hi)
+			mu.Lock()
+			defer mu.Unlock()
+			for i := range out {
+				addBins(out[i], lanes[i])
+			}
+		})
+	}
+	c := a.c
+	each(len(c.calls), func(lanes [][]TimelineBin, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			cl := &c.calls[i]
+			bins := lanes[laneOf(cl.pid)]
+			if cl.stall {
+				bins[bin(cl.start)].Stalls++
+			}
+			for b := bin(cl.start); b <= bin(cl.end); b++ {
+				start := a.lo + int64(b)*binNs
+				lo, hi := max(cl.start, start), min(cl.end, start+binNs)
+				if hi > lo {
+					bins[b].BlockedNs += hi - lo
+				}
+			}
 		}
-	}
-	for _, m := range c.migrations {
-		if demand(int32(m.cause)) && keep(int64(m.pid)) {
-			bins[bin(m.start)].DemandBytes += int64(m.bytes)
+	})
+	each(len(c.gfaults), func(lanes [][]TimelineBin, lo, hi int) {
+		for _, g := range c.gfaults[lo:hi] {
+			lanes[laneOf(int64(g.pid))][bin(g.start)].GPUFaults += int64(g.n)
 		}
-	}
-	return bins
+	})
+	each(len(c.cfaults), func(lanes [][]TimelineBin, lo, hi int) {
+		for _, f := range c.cfaults[lo:hi] {
+			lanes[laneOf(int64(f.pid))][bin(f.t)].CPUFaults++
+		}
+	})
+	each(len(c.migrations), func(lanes [][]TimelineBin, lo, hi int) {
+		for _, m := range c.migrations[lo:hi] {
+			if demand(int32(m.cause)) {
+				lanes[laneOf(int64(m.pid))][bin(m.start)].DemandBytes += int64(m.bytes)
+			}
+		}
+	})
+	return out
 }
 
 // markStorms sets Storm on the bins that episodes of the processes keep
