@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/umtrace/umtrace/analyze/internal/radix"
 	"github.com/umtrace/umtrace/ingest"
 )
 
@@ -429,13 +430,14 @@ func (a summarizer) stepRows() {
 		st.MaxFaults = max(st.MaxFaults, f)
 	}
 	steady := st.Rows
-	if isWarmup(durs) {
+	warm, dist := stepDurations(durs)
+	if warm {
 		st.Rows[0].Warmup, st.WarmupSteps = true, 1
 		w := st.Rows[0]
 		totalDur, totalBlocked, totalFaults = totalDur-w.DurationNs, totalBlocked-w.BlockedNs, totalFaults-w.GPUFaults-w.CPUFaults
-		steady, durs = st.Rows[1:], durs[1:]
+		steady = st.Rows[1:]
 	}
-	st.Duration = summarizeNearest(durs)
+	st.Duration = dist
 	if totalDur > 0 {
 		st.BlockedShare = round3(float64(totalBlocked) / float64(totalDur))
 	}
@@ -502,35 +504,41 @@ func (a summarizer) stepRow(i int) Step {
 // growth, autotuning, the first migration of every page).
 const WarmupFactor = 1.5
 
-// isWarmup reports whether the first of the step durations d is a warm-up:
-// with at least 3 steps, it took more than WarmupFactor times the median
-// of the others. It is then reported apart, like a process's start-up
-// call, and kept out of the step percentiles.
-func isWarmup(d []int64) bool {
-	if len(d) < 3 {
-		return false
+// stepDurations reports whether the first of the steps' durations is a
+// warm-up (with at least 3 steps, more than WarmupFactor times the
+// median of the others: it is then reported apart, like a process's
+// start-up call) and summarizes the steady steps' (all but a warm-up),
+// the percentiles taken by nearest rank (the ceil(q*n)-th smallest
+// value): with tens of steps an interpolated P99 lies between the two
+// slowest steps, a time no step took. One sort serves both: the others'
+// durations are sorted, and the first, when it is no warm-up, is put in
+// its place.
+func stepDurations(durs []int64) (bool, Dist) {
+	if len(durs) == 0 {
+		return false, summarize(nil)
 	}
-	rest := slices.Clone(d[1:])
-	slices.Sort(rest)
-	return float64(d[0]) > WarmupFactor*float64(rest[(len(rest)-1)/2])
-}
-
-// summarizeNearest is summarize with the percentiles taken by nearest
-// rank (the ceil(q*n)-th smallest value): with tens of steps an
-// interpolated P99 lies between the two slowest steps, a time no step
-// took.
-func summarizeNearest(d []int64) Dist {
-	ds := summarize(d)
-	if len(d) == 0 {
-		return ds
+	f := make([]float64, len(durs)) // integral ns: exact, and in the same order
+	for i, v := range durs {
+		f[i] = float64(v)
 	}
-	s := slices.Clone(d)
-	slices.Sort(s)
+	rest := f[1:]
+	radix.Floats(rest, nil)
+	warm := len(durs) >= 3 && f[0] > WarmupFactor*rest[(len(rest)-1)/2]
+	s := rest
+	if !warm {
+		v, i := f[0], 0
+		for ; i < len(rest) && rest[i] < v; i++ {
+			f[i] = rest[i]
+		}
+		f[i] = v
+		s = f
+	}
+	ds := summarizeSorted(s)
 	rank := func(q float64) float64 {
-		return float64(s[max(0, int(math.Ceil(q*float64(len(s))))-1)])
+		return s[max(0, int(math.Ceil(q*float64(len(s))))-1)]
 	}
 	ds.Median, ds.P95, ds.P99 = rank(0.5), rank(0.95), rank(0.99)
-	return ds
+	return warm, ds
 }
 
 // verdict decides storm / no_storm / insufficient_data and says why.
