@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/umtrace/umtrace/analyze"
 	"github.com/umtrace/umtrace/ingest"
@@ -522,16 +524,9 @@ func (r *rankIn) stepAt(t int64) int {
 }
 
 // colOverlap is the rank's time in collectives within [lo,hi) (rank
-// clock), summed over its collectives (sorted by start).
+// clock), summed over its collectives (sorted by start). It only reads
+// the rank (colPrefix made its running maximum before).
 func (r *rankIn) colOverlap(lo, hi int64) int64 {
-	if r.colMaxEnd == nil && len(r.col) > 0 {
-		r.colMaxEnd = make([]int64, len(r.col))
-		m := int64(math.MinInt64)
-		for k, c := range r.col {
-			m = max(m, c.EndNs)
-			r.colMaxEnd[k] = m
-		}
-	}
 	var ns int64
 	// Collectives starting before hi, walked back while any of those
 	// before could still end after lo.
@@ -542,6 +537,17 @@ func (r *rankIn) colOverlap(lo, hi int64) int64 {
 		}
 	}
 	return ns
+}
+
+// colPrefix makes colMaxEnd, the running maximum of the collectives' ends
+// that colOverlap walks back by.
+func (r *rankIn) colPrefix() {
+	r.colMaxEnd = make([]int64, len(r.col))
+	m := int64(math.MinInt64)
+	for k, c := range r.col {
+		m = max(m, c.EndNs)
+		r.colMaxEnd[k] = m
+	}
 }
 
 // episodeAt returns the storm episode of the rank overlapping [lo,hi) (rank clock).
@@ -709,36 +715,67 @@ func (jr *Result) buildSteps(ranks []*rankIn) {
 	} else {
 		slices.SortStableFunc(refs, func(x, y ref) int { return cmp.Compare(x.idx, y.idx) })
 	}
-	jr.steps = make(map[int]*Step, len(refs)/max(len(ranks), 1)+1)
-	var ds []int64
-	for g := 0; g < len(refs); {
-		i := refs[g].idx
-		e := g
-		for e < len(refs) && refs[e].idx == i {
-			e++
+	// The steps are groups of refs of one index, made in chunks
+	// concurrently (each reads the ranks and writes its own Step).
+	var bounds []int
+	for g := range refs {
+		if g == 0 || refs[g].idx != refs[g-1].idx {
+			bounds = append(bounds, g)
 		}
-		group := refs[g:e]
-		g = e
-		js := &Step{Step: i, Ranks: len(group), LateRank: -1, CollectiveNs: make([]int64, len(ranks)), StormRanks: []int{}}
-		ds = ds[:0]
-		for _, x := range group {
-			r := ranks[x.ri]
-			s := &r.res.Steps.Rows[x.k]
-			d := s.DurationNs
-			ds = append(ds, d)
-			if d > js.SlowestNs || (d == js.SlowestNs && r.rank < js.SlowestRank) {
-				js.SlowestRank, js.SlowestNs = r.rank, d
-			}
-			js.CollectiveNs[x.ri] += r.colOverlap(s.StartNs, s.StartNs+s.DurationNs)
-			if s.Episode > 0 {
-				js.StormRanks = append(js.StormRanks, r.rank)
-			}
-		}
-		js.MedianNs = round1(analyze.Median(ds))
-		js.SkewNs = js.SlowestNs - int64(js.MedianNs)
-		jr.steps[i] = js
-		jr.Steps = append(jr.Steps, *js)
 	}
+	bounds = append(bounds, len(refs))
+	for _, r := range ranks {
+		r.colPrefix()
+	}
+	steps := make([]Step, len(bounds)-1)
+	inChunks(len(steps), 1<<10, func(lo, hi int) {
+		var ds []int64
+		for g := lo; g < hi; g++ {
+			group := refs[bounds[g]:bounds[g+1]]
+			js := &steps[g]
+			*js = Step{Step: group[0].idx, Ranks: len(group), LateRank: -1, CollectiveNs: make([]int64, len(ranks)), StormRanks: []int{}}
+			ds = ds[:0]
+			for _, x := range group {
+				r := ranks[x.ri]
+				s := &r.res.Steps.Rows[x.k]
+				d := s.DurationNs
+				ds = append(ds, d)
+				if d > js.SlowestNs || (d == js.SlowestNs && r.rank < js.SlowestRank) {
+					js.SlowestRank, js.SlowestNs = r.rank, d
+				}
+				js.CollectiveNs[x.ri] += r.colOverlap(s.StartNs, s.StartNs+s.DurationNs)
+				if s.Episode > 0 {
+					js.StormRanks = append(js.StormRanks, r.rank)
+				}
+			}
+			js.MedianNs = round1(analyze.Median(ds))
+			js.SkewNs = js.SlowestNs - int64(js.MedianNs)
+		}
+	})
+	jr.steps = make(map[int]*Step, len(steps))
+	for g := range steps {
+		jr.steps[steps[g].Step] = &steps[g]
+		jr.Steps = append(jr.Steps, steps[g])
+	}
+}
+
+// inChunks runs fn over [0, n) in contiguous chunks of at least minItems
+// items, up to GOMAXPROCS of them concurrently, and waits for them.
+func inChunks(n, minItems int, fn func(lo, hi int)) {
+	k := min(runtime.GOMAXPROCS(0), n/minItems)
+	if k <= 1 {
+		fn(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for j := range k {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(n*j/k, n*(j+1)/k)
+		}()
+	}
+	wg.Wait()
 }
 
 // finish fills the per-rank table, the stragglers and the verdict.
