@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -174,18 +175,19 @@ func analyzeProcesses(c *collector, src ingest.Source, pids []int64, opts Option
 }
 
 // procsAtOnce is how many processes' analyses run at a time. Each holds a
-// copy of its process's records and runs its own phases in parallel: half
-// the cores at once (all four processes of address-diverse 12M on 16
-// cores) finished no sooner than two (1.75-1.85 s against 1.72-2.03 s)
-// and peaked 60 MB higher (391 against 331 MB). With fewer than four
-// cores, one: on two, one at a time peaks 20 MiB lower (address-diverse
-// 12M, 323 against 303 MiB) for 5-8% more wall time (2.82 against 3.05 s
-// median of 7): docs/performance.md, "Fifth session".
+// copy of its process's records and runs its own phases in parallel.
+// With fewer than four cores, one: on two, one at a time peaks 20 MiB
+// lower (address-diverse 12M, 323 against 303 MiB) for 5-8% more wall
+// time (2.82 against 3.05 s median of 7): docs/performance.md, "Fifth
+// session". Else one per four cores, at most four: on 16 cores four at
+// once took address-diverse 12M from 0.66 to 0.63 s (median of 3) for
+// 10-20 MiB more ("Tenth session"; in the fifth, with phases less
+// parallel inside, four at once had finished no sooner than two).
 func procsAtOnce() int {
 	if fewCores() {
 		return 1
 	}
-	return 2
+	return min(4, runtime.GOMAXPROCS(0)/4)
 }
 
 // parallelN runs fn(0..n-1), at most cap(sem) at a time.
