@@ -2,7 +2,9 @@ package analyze
 
 import (
 	"math"
+	"slices"
 	"sort"
+	"sync"
 )
 
 // HistBucketsPerDecade is the resolution of Charts.SyncHistograms: bucket
@@ -22,10 +24,13 @@ type LatencyHist struct {
 func BucketLo(b int) float64 { return math.Pow(10, float64(b)/HistBucketsPerDecade) }
 
 // bucketOf is the bucket of a duration in ns (durations below 1 ns count
-// as 1 ns).
+// as 1 ns): 0 to maxBucket.
 func bucketOf(d int64) int {
 	return int(math.Floor(HistBucketsPerDecade * math.Log10(float64(max(d, 1)))))
 }
+
+// maxBucket is the bucket of the longest duration (math.MaxInt64 ns).
+const maxBucket = 189
 
 // Charts holds what the report's charts draw beyond the tables: the
 // distribution of each host-blocking API's latencies and each step's UM
@@ -45,30 +50,47 @@ func (a timeliner) charts() {
 	ch := &a.res.Charts
 	ch.SyncHistograms = []LatencyHist{}
 	ch.StepStallNs = make([]int64, len(a.steps))
-	byAPI := map[string]map[int]int64{}
+	// Bucket counts per API id, in chunks of the calls counted
+	// concurrently and added up (integers: the same in any order).
+	nAPI := 0
 	for i := range c.calls {
-		cl := &c.calls[i]
-		name := c.apiNames.At(cl.api)
-		m := byAPI[name]
-		if m == nil {
-			m = map[int]int64{}
-			byAPI[name] = m
+		nAPI = max(nAPI, int(c.calls[i].api)+1)
+	}
+	counts := make([][maxBucket + 1]int64, nAPI)
+	var mu sync.Mutex
+	chunkedMin(len(c.calls), minChunk, func(lo, hi int) {
+		mine := make([][maxBucket + 1]int64, nAPI)
+		for i := lo; i < hi; i++ {
+			cl := &c.calls[i]
+			mine[cl.api][bucketOf(cl.dur())]++
 		}
-		m[bucketOf(cl.dur())]++
+		mu.Lock()
+		defer mu.Unlock()
+		for id := range mine {
+			for b, n := range mine[id] {
+				counts[id][b] += n
+			}
+		}
+	})
+	byName := make(map[string]int, nAPI)
+	for id := range counts {
+		byName[c.apiNames.At(int32(id))] = id
 	}
 	for _, s := range a.res.SyncAPIs {
-		m := byAPI[s.Name]
 		h := LatencyHist{Name: s.Name, Counts: []int64{}}
-		if len(m) > 0 {
-			keys := make([]int, 0, len(m))
-			for k := range m {
-				keys = append(keys, k)
+		if id, ok := byName[s.Name]; ok {
+			first, last := -1, -1
+			for b, n := range counts[id] {
+				if n > 0 {
+					if first < 0 {
+						first = b
+					}
+					last = b
+				}
 			}
-			sort.Ints(keys)
-			h.FirstBucket = keys[0]
-			h.Counts = make([]int64, keys[len(keys)-1]-keys[0]+1)
-			for k, n := range m {
-				h.Counts[k-keys[0]] = n
+			if first >= 0 {
+				h.FirstBucket = first
+				h.Counts = slices.Clone(counts[id][first : last+1])
 			}
 		}
 		ch.SyncHistograms = append(ch.SyncHistograms, h)
@@ -89,10 +111,13 @@ func (a timeliner) charts() {
 		}
 		stalled[cl.pid] = u
 	}
-	for i, s := range a.steps {
-		u := stalled[a.c.rangePids[s.proc]]
-		for j := sort.Search(len(u), func(j int) bool { return u[j].hi > s.start }); j < len(u) && u[j].lo < s.end; j++ {
-			ch.StepStallNs[i] += min(s.end, u[j].hi) - max(s.start, u[j].lo)
+	chunkedMin(len(a.steps), 1<<12, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			s := a.steps[i]
+			u := stalled[a.c.rangePids[s.proc]]
+			for j := sort.Search(len(u), func(j int) bool { return u[j].hi > s.start }); j < len(u) && u[j].lo < s.end; j++ {
+				ch.StepStallNs[i] += min(s.end, u[j].hi) - max(s.start, u[j].lo)
+			}
 		}
-	}
+	})
 }

@@ -67,3 +67,13 @@ func TestStepDurations(t *testing.T) {
 		t.Fatal("no case had a warm-up")
 	}
 }
+
+// TestMaxBucket: every duration's bucket fits the charts' arrays.
+func TestMaxBucket(t *testing.T) {
+	if b := bucketOf(math.MaxInt64); b != maxBucket {
+		t.Fatalf("bucketOf(MaxInt64) = %d, maxBucket %d", b, maxBucket)
+	}
+	if b := bucketOf(math.MinInt64); b != 0 {
+		t.Fatalf("bucketOf(MinInt64) = %d", b)
+	}
+}
