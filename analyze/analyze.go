@@ -1442,16 +1442,10 @@ func (a evidencer) evidence(e *Episode) {
 		e.GPUFaultGroups++
 		e.GPUFaults += int64(c.gfaults[i].n)
 	}
-	sites := map[string]*NameCount{}
-	for i := sort.Search(len(c.cfaults), func(i int) bool { return c.cfaults[i].t >= lo }); i < len(c.cfaults) && c.cfaults[i].t < hi; i++ {
-		e.CPUFaults++
-		n := c.siteNames.At(c.cfaults[i].site)
-		if sites[n] == nil {
-			sites[n] = &NameCount{Name: n}
-		}
-		sites[n].Count++
-	}
-	e.CPUFaultSites = sortedCounts(sites, 5)
+	from := sort.Search(len(c.cfaults), func(i int) bool { return c.cfaults[i].t >= lo })
+	to := from + sort.Search(len(c.cfaults)-from, func(i int) bool { return c.cfaults[from+i].t >= hi })
+	e.CPUFaults += int64(to - from)
+	e.CPUFaultSites = c.faultSites(c.cfaults[from:to], 5)
 	agg := newMigAgg()
 	for i := sort.Search(len(c.migrations), func(i int) bool { return c.migrations[i].start >= lo }); i < len(c.migrations) && c.migrations[i].start < hi; i++ {
 		agg.add(c.migrations[i])
@@ -1538,6 +1532,21 @@ func (a evidencer) calmKernels(ids func(mark func(int32))) {
 			mu.Unlock()
 		})
 	}
+}
+
+// faultSites counts CPU faults by site (an id per site name), the most
+// frequent first, at most limit.
+func (c *collector) faultSites(faults []cfault, limit int) []NameCount {
+	by := map[int32]int64{}
+	for i := range faults {
+		by[faults[i].site]++
+	}
+	sites := make(map[string]*NameCount, len(by))
+	for id, n := range by {
+		name := c.siteNames.At(id)
+		sites[name] = &NameCount{Name: name, Count: n}
+	}
+	return sortedCounts(sites, limit)
 }
 
 func sortedCounts(m map[string]*NameCount, limit int) []NameCount {

@@ -197,6 +197,9 @@ func (a summarizer) umSummary() {
 	u := &a.res.UnifiedMemory
 	u.FaultTables = a.info.HasGPUFaultTable || a.info.HasCPUFaultTable
 	u.ManagedAllocs = c.managed
+	// The top ranges (their own goroutines) beside the totals.
+	top := make(chan []AddrRange, 1)
+	go func() { top <- a.topRanges() }()
 	for _, al := range c.allocs {
 		u.ManagedBytes += al.bytes
 	}
@@ -219,16 +222,8 @@ func (a summarizer) umSummary() {
 		u.CPUFaultsPerSec = round3(float64(u.CPUFaults) / s)
 		u.MigratedBytesPerSec = round3(float64(u.MigratedBytes) / s)
 	}
-	sites := map[string]*NameCount{}
-	for _, f := range c.cfaults {
-		n := c.siteNames.At(f.site)
-		if sites[n] == nil {
-			sites[n] = &NameCount{Name: n}
-		}
-		sites[n].Count++
-	}
-	u.CPUFaultSites = sortedCounts(sites, a.opts.TopN)
-	u.TopRanges = a.topRanges()
+	u.CPUFaultSites = c.faultSites(c.cfaults, a.opts.TopN)
+	u.TopRanges = <-top
 }
 
 // topRanges attributes faults and migrations to managed allocations (from
