@@ -76,8 +76,8 @@ const blockElems = 512
 // listBlocks writes the n elements of list v (n >= parallelElems; the
 // opening bracket is written): a report's per-step rows (130k in a 12M-row
 // trace, tens of MB of JSON) are encoded in blocks of blockElems elements
-// by up to GOMAXPROCS workers and written in order: the same bytes as one
-// encoder writes. A block is encoded into a buffer from a fixed set that
+// by up to GOMAXPROCS workers (16 at most) and written in order: the same
+// bytes as one encoder writes. A block is encoded into a buffer from a fixed set that
 // the writer hands back once the block is written, so a long list takes a
 // few blocks' worth of memory (docs/performance.md, "JSON lists in
 // blocks"). Buffers are handed out in block order, before the block is,
@@ -93,7 +93,7 @@ func (e *encoder) listBlocks(v reflect.Value, n, depth int) {
 	}
 	elem := encoderOf(v.Type().Elem())
 	nb := (n + blockElems - 1) / blockElems
-	workers := min(runtime.GOMAXPROCS(0), 8)
+	workers := min(runtime.GOMAXPROCS(0), 16) // 2 buffers each, 0.1-0.5 MB a buffer
 	free := make(chan []byte, 2*workers)
 	for range cap(free) {
 		free <- nil
