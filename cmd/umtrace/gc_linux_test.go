@@ -2,6 +2,7 @@ package main
 
 import (
 	"regexp"
+	"runtime"
 	"testing"
 )
 
@@ -26,5 +27,20 @@ func TestGCPacedByLimit(t *testing.T) {
 	}
 	if percent < 4 {
 		t.Errorf("GOGC=100: %d collections, want several (the test would not tell the settings apart)", percent)
+	}
+}
+
+// TestGCMinAbove: the limit's room above the live heap is 48 MiB up to two
+// cores and 24 MiB a core beyond (docs/performance.md, "GC soft limit").
+func TestGCMinAbove(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, c := range []struct {
+		procs int
+		want  int64
+	}{{1, 48 << 20}, {2, 48 << 20}, {4, 96 << 20}, {16, 384 << 20}} {
+		runtime.GOMAXPROCS(c.procs)
+		if got := gcMinAbove(); got != c.want {
+			t.Errorf("GOMAXPROCS=%d: %d MiB above the live heap, want %d", c.procs, got>>20, c.want>>20)
+		}
 	}
 }
