@@ -525,7 +525,11 @@ func fewCores() bool { return runtime.GOMAXPROCS(0) < 4 }
 
 // minChunk is the fewest cheap items (a few ns each) a goroutine takes: below it
 // starting one costs more than it saves.
-const minChunk = 1 << 16
+var minChunk = 1 << 16 // a var: TestManyCores makes chunks small
+
+// stepChunk is the fewest steps a goroutine takes (a step's row reads
+// its calls, faults and migrations).
+var stepChunk = 1 << 12
 
 // chunkedMin runs fn over [0, n) in up to GOMAXPROCS contiguous chunks
 // of at least minItems items concurrently, and waits for them; for loops

@@ -111,7 +111,7 @@ func (a timeliner) charts() {
 		}
 		stalled[cl.pid] = u
 	}
-	chunkedMin(len(a.steps), 1<<12, func(lo, hi int) {
+	chunkedMin(len(a.steps), stepChunk, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			s := a.steps[i]
 			u := stalled[a.c.rangePids[s.proc]]

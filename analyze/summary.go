@@ -27,28 +27,40 @@ func (a summarizer) stats() {
 	// The three groupings on three goroutines where the cores are many
 	// (one pass over easy 12M's 190k calls took 36 ms of a phase 16 cores
 	// did not shorten).
-	byWork := map[int32][]int64{}
-	byTid := map[streamKey][]int64{}
-	byStrm := map[streamKey][]int64{}
-	work := func() {
-		for i := range c.calls {
-			cl := &c.calls[i]
-			byWork[cl.waited.name] = append(byWork[cl.waited.name], cl.dur())
-		}
+	// With more cores, each grouping is done in chunks of the calls too
+	// and the chunks' lists joined in chunk order (each group's durations
+	// in call order, as one pass gives them).
+	k := 1
+	if !fewCores() {
+		k = max(1, min(runtime.GOMAXPROCS(0)/3, len(c.calls)/minChunk))
 	}
-	tid := func() {
-		for i := range c.calls {
-			cl := &c.calls[i]
-			byTid[streamKey{cl.pid, cl.tid}] = append(byTid[streamKey{cl.pid, cl.tid}], cl.dur())
-		}
+	chunk := func(j int) []call { return c.calls[len(c.calls)*j/k : len(c.calls)*(j+1)/k] }
+	works := make([]map[int32][]int64, k)
+	tids, strms := make([]map[streamKey][]int64, k), make([]map[streamKey][]int64, k)
+	var fns []func()
+	for j := range k {
+		calls := chunk(j)
+		works[j], tids[j], strms[j] = map[int32][]int64{}, map[streamKey][]int64{}, map[streamKey][]int64{}
+		byWork, byTid, byStrm := works[j], tids[j], strms[j]
+		fns = append(fns, func() {
+			for i := range calls {
+				cl := &calls[i]
+				byWork[cl.waited.name] = append(byWork[cl.waited.name], cl.dur())
+			}
+		}, func() {
+			for i := range calls {
+				cl := &calls[i]
+				byTid[streamKey{cl.pid, cl.tid}] = append(byTid[streamKey{cl.pid, cl.tid}], cl.dur())
+			}
+		}, func() {
+			for i := range calls {
+				cl := &calls[i]
+				byStrm[streamKey{cl.pid, cl.stream}] = append(byStrm[streamKey{cl.pid, cl.stream}], cl.dur())
+			}
+		})
 	}
-	strm := func() {
-		for i := range c.calls {
-			cl := &c.calls[i]
-			byStrm[streamKey{cl.pid, cl.stream}] = append(byStrm[streamKey{cl.pid, cl.stream}], cl.dur())
-		}
-	}
-	onMany(work, tid, strm)
+	onMany(fns...)
+	byWork, byTid, byStrm := joinGroups(works), joinGroups(tids), joinGroups(strms)
 	byThread := make(map[string][]int64, len(byTid))
 	for k, ds := range byTid {
 		tn := c.threadNames[k]
@@ -408,7 +420,7 @@ func (a summarizer) stepRows() {
 	// Each step's row reads only the sorted records: steps are done in
 	// chunks concurrently (a trace can have hundreds of thousands).
 	st.Rows = st.Rows[:len(a.steps)]
-	chunkedMin(len(a.steps), 1<<12, func(lo, hi int) {
+	chunkedMin(len(a.steps), stepChunk, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			st.Rows[i] = a.stepRow(i)
 		}
@@ -859,6 +871,21 @@ func (a *analysis) apiStats() {
 	byTotal := func(x, y APIStats) int { return cmp.Or(cmp.Compare(y.Total, x.Total), cmp.Compare(x.Name, y.Name)) }
 	slices.SortFunc(r.APIs, byTotal)
 	slices.SortFunc(r.SyncAPIs, byTotal)
+}
+
+// joinGroups joins groupings of consecutive chunks: each key's values in
+// chunk order.
+func joinGroups[K comparable](parts []map[K][]int64) map[K][]int64 {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	out := map[K][]int64{}
+	for _, p := range parts {
+		for key, vs := range p {
+			out[key] = append(out[key], vs...)
+		}
+	}
+	return out
 }
 
 // timeline bins the trace span into TimelineBins equal bins, and by
