@@ -17,6 +17,7 @@ import (
 	"github.com/umtrace/umtrace/ingest"
 
 	"github.com/umtrace/umtrace/analyze/internal/chunks"
+	"github.com/umtrace/umtrace/analyze/internal/intern"
 	"github.com/umtrace/umtrace/analyze/internal/radix"
 )
 
@@ -525,11 +526,20 @@ func fewCores() bool { return runtime.GOMAXPROCS(0) < 4 }
 
 // minChunk is the fewest cheap items (a few ns each) a goroutine takes: below it
 // starting one costs more than it saves.
-var minChunk = 1 << 16 // a var: TestManyCores makes chunks small
+const minChunk = 1 << 16
 
 // stepChunk is the fewest steps a goroutine takes (a step's row reads
 // its calls, faults and migrations).
-var stepChunk = 1 << 12
+const stepChunk = 1 << 12
+
+// chunkOr is the fewest items a goroutine of a split loop takes: def, or
+// o.chunk where a test sets it.
+func (o *Options) chunkOr(def int) int {
+	if o.chunk > 0 {
+		return o.chunk
+	}
+	return def
+}
 
 // chunkedMin runs fn over [0, n) in up to GOMAXPROCS contiguous chunks
 // of at least minItems items concurrently, and waits for them; for loops
@@ -1449,7 +1459,7 @@ func (a evidencer) evidence(e *Episode) {
 	from := sort.Search(len(c.cfaults), func(i int) bool { return c.cfaults[i].t >= lo })
 	to := from + sort.Search(len(c.cfaults)-from, func(i int) bool { return c.cfaults[from+i].t >= hi })
 	e.CPUFaults += int64(to - from)
-	e.CPUFaultSites = c.faultSites(c.cfaults[from:to], 5)
+	e.CPUFaultSites = faultSites(c.siteNames, c.cfaults[from:to], 5)
 	agg := newMigAgg()
 	for i := sort.Search(len(c.migrations), func(i int) bool { return c.migrations[i].start >= lo }); i < len(c.migrations) && c.migrations[i].start < hi; i++ {
 		agg.add(c.migrations[i])
@@ -1538,16 +1548,16 @@ func (a evidencer) calmKernels(ids func(mark func(int32))) {
 	}
 }
 
-// faultSites counts CPU faults by site (an id per site name), the most
-// frequent first, at most limit.
-func (c *collector) faultSites(faults []cfault, limit int) []NameCount {
+// faultSites counts CPU faults by site (an id per site name in names), the
+// most frequent first, at most limit.
+func faultSites(names *intern.Table, faults []cfault, limit int) []NameCount {
 	by := map[int32]int64{}
 	for i := range faults {
 		by[faults[i].site]++
 	}
 	sites := make(map[string]*NameCount, len(by))
 	for id, n := range by {
-		name := c.siteNames.At(id)
+		name := names.At(id)
 		sites[name] = &NameCount{Name: name, Count: n}
 	}
 	return sortedCounts(sites, limit)

@@ -58,7 +58,7 @@ func (a timeliner) charts() {
 	}
 	counts := make([][maxBucket + 1]int64, nAPI)
 	var mu sync.Mutex
-	chunkedMin(len(c.calls), minChunk, func(lo, hi int) {
+	chunkedMin(len(c.calls), a.opts.chunkOr(minChunk), func(lo, hi int) {
 		mine := make([][maxBucket + 1]int64, nAPI)
 		for i := lo; i < hi; i++ {
 			cl := &c.calls[i]
@@ -111,7 +111,7 @@ func (a timeliner) charts() {
 		}
 		stalled[cl.pid] = u
 	}
-	chunkedMin(len(a.steps), stepChunk, func(lo, hi int) {
+	chunkedMin(len(a.steps), a.opts.chunkOr(stepChunk), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			s := a.steps[i]
 			u := stalled[a.c.rangePids[s.proc]]

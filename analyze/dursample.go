@@ -49,7 +49,7 @@ func newDurSample(d *durList, long []int64) (*durSample, bool) {
 	// then added up: one API can hold most of a trace's millions of calls.
 	var mu sync.Mutex
 	var parts []*durHist
-	chunkedMin(len(blocks), max(1, minChunk/chunks.BlockLen), func(lo, hi int) {
+	chunkedMin(len(blocks), minChunk/chunks.BlockLen, func(lo, hi int) {
 		h := histPool.Get().(*durHist)
 		countInto(h, blocks[lo:hi])
 		mu.Lock()

@@ -17,16 +17,14 @@ func TestManyCores(t *testing.T) {
 	for _, shape := range []string{"easy", "address-diverse"} {
 		t.Run(shape, func(t *testing.T) {
 			path := smallSynth(t, dir, shape)
-			run := func(procs, chunk, steps int) []byte {
+			run := func(procs, chunk int) []byte {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-				defer func(m, s int) { minChunk, stepChunk = m, s }(minChunk, stepChunk)
-				minChunk, stepChunk = chunk, steps
 				r, err := nsys.Open(path, nsys.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer r.Close()
-				f, err := AnalyzeFile(r, Options{SplitProcesses: true, SyncSamples: true})
+				f, err := AnalyzeFile(r, Options{SplitProcesses: true, SyncSamples: true, chunk: chunk})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -40,8 +38,8 @@ func TestManyCores(t *testing.T) {
 				}
 				return b
 			}
-			want := run(1, minChunk, stepChunk)
-			got := run(16, 64, 4)
+			want := run(1, 0)
+			got := run(16, 4)
 			if string(got) != string(want) {
 				t.Fatalf("16 cores, small chunks: %d bytes of results differ from one core's %d", len(got), len(want))
 			}

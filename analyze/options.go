@@ -35,6 +35,9 @@ type Options struct {
 	// took, when it ended, CPU time, heap and peak RSS so far (the CLI
 	// sets it to stderr under UMTRACE_PHASES).
 	Phases io.Writer `json:"-"`
+	// chunk, when above 0, is the fewest items a goroutine of a split
+	// loop takes instead of minChunk and stepChunk (TestManyCores).
+	chunk int
 }
 
 // Thresholds are the storm detector's parameters. Every field can be set

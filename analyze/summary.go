@@ -32,7 +32,7 @@ func (a summarizer) stats() {
 	// in call order, as one pass gives them).
 	k := 1
 	if !fewCores() {
-		k = max(1, min(runtime.GOMAXPROCS(0)/3, len(c.calls)/minChunk))
+		k = max(1, min(runtime.GOMAXPROCS(0)/3, len(c.calls)/a.opts.chunkOr(minChunk)))
 	}
 	chunk := func(j int) []call { return c.calls[len(c.calls)*j/k : len(c.calls)*(j+1)/k] }
 	works := make([]map[int32][]int64, k)
@@ -234,7 +234,7 @@ func (a summarizer) umSummary() {
 		u.CPUFaultsPerSec = round3(float64(u.CPUFaults) / s)
 		u.MigratedBytesPerSec = round3(float64(u.MigratedBytes) / s)
 	}
-	u.CPUFaultSites = c.faultSites(c.cfaults, a.opts.TopN)
+	u.CPUFaultSites = faultSites(c.siteNames, c.cfaults, a.opts.TopN)
 	u.TopRanges = <-top
 }
 
@@ -420,7 +420,7 @@ func (a summarizer) stepRows() {
 	// Each step's row reads only the sorted records: steps are done in
 	// chunks concurrently (a trace can have hundreds of thousands).
 	st.Rows = st.Rows[:len(a.steps)]
-	chunkedMin(len(a.steps), stepChunk, func(lo, hi int) {
+	chunkedMin(len(a.steps), a.opts.chunkOr(stepChunk), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			st.Rows[i] = a.stepRow(i)
 		}
@@ -976,7 +976,7 @@ func (a timeliner) fillBins(pids []int64) [][]TimelineBin {
 	out := newLanes()
 	var mu sync.Mutex
 	each := func(n int, fill func(lanes [][]TimelineBin, lo, hi int)) {
-		chunkedMin(n, minChunk, func(lo, hi int) {
+		chunkedMin(n, a.opts.chunkOr(minChunk), func(lo, hi int) {
 			lanes := newLanes()
 			fill(lanes, lo, hi)
 			mu.Lock()
