@@ -18,6 +18,7 @@ import (
 
 	"github.com/umtrace/umtrace/analyze/internal/chunks"
 	"github.com/umtrace/umtrace/analyze/internal/intern"
+	"github.com/umtrace/umtrace/analyze/internal/par"
 	"github.com/umtrace/umtrace/analyze/internal/radix"
 )
 
@@ -539,23 +540,6 @@ func (o *Options) chunkOr(def int) int {
 		return o.chunk
 	}
 	return def
-}
-
-// chunkedMin runs fn over [0, n) in up to GOMAXPROCS contiguous chunks
-// of at least minItems items concurrently, and waits for them; for loops
-// whose iterations write only their own item.
-func chunkedMin(n, minItems int, fn func(lo, hi int)) {
-	k := min(runtime.GOMAXPROCS(0), n/minItems)
-	if k <= 1 {
-		fn(0, n)
-		return
-	}
-	fns := make([]func(), k)
-	for j := range fns {
-		lo, hi := n*j/k, n*(j+1)/k
-		fns[j] = func() { fn(lo, hi) }
-	}
-	parallel(fns...)
 }
 
 func (a *analysis) sortInputs() {
@@ -1137,7 +1121,7 @@ func calmBaseline(calls []call, union map[int64][]span, th Thresholds) map[int32
 	if union != nil {
 		// A call costs a map lookup and a search: chunks of 4096 (not
 		// minChunk's 65536) let a trace's 190k calls use 16 cores.
-		chunkedMin(len(calls), callChunk, func(lo, hi int) {
+		par.Chunks(len(calls), callChunk, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				cl := &calls[i]
 				if d := cl.dur(); d > 0 {
@@ -1231,7 +1215,7 @@ func (a *analysis) attributeWaits() {
 		}
 		return ws[i], true
 	}
-	chunkedMin(len(a.c.calls), callChunk, func(lo, hi int) { attributeRange(a.c, a.c.calls[lo:hi], byPid, last) })
+	par.Chunks(len(a.c.calls), callChunk, func(lo, hi int) { attributeRange(a.c, a.c.calls[lo:hi], byPid, last) })
 }
 
 // callChunk is the fewest host-blocking calls a goroutine of calmBaseline
@@ -1666,7 +1650,7 @@ func (a evidencer) samplesOn(want []bool, keep func(w gpuWork, start int64) bool
 	}
 	w = max(1, min(w, len(pieces)))
 	each := func(fn func(j int, p workPiece)) {
-		chunkedMin(w, 1, func(lo, hi int) {
+		par.Chunks(w, 1, func(lo, hi int) {
 			for j := lo; j < hi; j++ {
 				for i := j; i < len(pieces); i += w {
 					fn(j, pieces[i])

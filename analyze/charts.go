@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"sync"
+
+	"github.com/umtrace/umtrace/analyze/internal/par"
 )
 
 // HistBucketsPerDecade is the resolution of Charts.SyncHistograms: bucket
@@ -52,13 +54,10 @@ func (a timeliner) charts() {
 	ch.StepStallNs = make([]int64, len(a.steps))
 	// Bucket counts per API id, in chunks of the calls counted
 	// concurrently and added up (integers: the same in any order).
-	nAPI := 0
-	for i := range c.calls {
-		nAPI = max(nAPI, int(c.calls[i].api)+1)
-	}
+	nAPI := c.apiNames.Len()
 	counts := make([][maxBucket + 1]int64, nAPI)
 	var mu sync.Mutex
-	chunkedMin(len(c.calls), a.opts.chunkOr(minChunk), func(lo, hi int) {
+	par.Chunks(len(c.calls), a.opts.chunkOr(minChunk), func(lo, hi int) {
 		mine := make([][maxBucket + 1]int64, nAPI)
 		for i := lo; i < hi; i++ {
 			cl := &c.calls[i]
@@ -111,7 +110,7 @@ func (a timeliner) charts() {
 		}
 		stalled[cl.pid] = u
 	}
-	chunkedMin(len(a.steps), a.opts.chunkOr(stepChunk), func(lo, hi int) {
+	par.Chunks(len(a.steps), a.opts.chunkOr(stepChunk), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			s := a.steps[i]
 			u := stalled[a.c.rangePids[s.proc]]

@@ -15,6 +15,7 @@ import (
 
 	"github.com/umtrace/umtrace/analyze/internal/chunks"
 	"github.com/umtrace/umtrace/analyze/internal/intern"
+	"github.com/umtrace/umtrace/analyze/internal/par"
 )
 
 // The collect phase streams every table once, in parallel, into compact
@@ -993,7 +994,7 @@ func (c *collector) addNVTX(r arrow.RecordBatch) {
 	local := make([]int32, names.DictLen())
 	hashes := make([][2]uint64, len(local))
 	metas := make([]nvtxMeta, len(local))
-	chunkedMin(len(local), 2048, func(lo, hi int) {
+	par.Chunks(len(local), 2048, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			v := names.DictValue(k)
 			var id int32

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/umtrace/umtrace/analyze/internal/chunks"
+	"github.com/umtrace/umtrace/analyze/internal/par"
 	"github.com/umtrace/umtrace/analyze/internal/radix"
 )
 
@@ -49,7 +50,7 @@ func newDurSample(d *durList, long []int64) (*durSample, bool) {
 	// then added up: one API can hold most of a trace's millions of calls.
 	var mu sync.Mutex
 	var parts []*durHist
-	chunkedMin(len(blocks), minChunk/chunks.BlockLen, func(lo, hi int) {
+	par.Chunks(len(blocks), minChunk/chunks.BlockLen, func(lo, hi int) {
 		h := histPool.Get().(*durHist)
 		countInto(h, blocks[lo:hi])
 		mu.Lock()

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/umtrace/umtrace/analyze/internal/par"
 	"github.com/umtrace/umtrace/analyze/internal/radix"
 	"github.com/umtrace/umtrace/ingest"
 )
@@ -419,7 +420,7 @@ func (a summarizer) stepRows() {
 	// Each step's row reads only the sorted records: steps are done in
 	// chunks concurrently (a trace can have hundreds of thousands).
 	st.Rows = st.Rows[:len(a.steps)]
-	chunkedMin(len(a.steps), a.opts.chunkOr(stepChunk), func(lo, hi int) {
+	par.Chunks(len(a.steps), a.opts.chunkOr(stepChunk), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			st.Rows[i] = a.stepRow(i)
 		}
@@ -975,7 +976,7 @@ func (a timeliner) fillBins(pids []int64) [][]TimelineBin {
 	out := newLanes()
 	var mu sync.Mutex
 	each := func(n int, fill func(lanes [][]TimelineBin, lo, hi int)) {
-		chunkedMin(n, a.opts.chunkOr(minChunk), func(lo, hi int) {
+		par.Chunks(n, a.opts.chunkOr(minChunk), func(lo, hi int) {
 			lanes := newLanes()
 			fill(lanes, lo, hi)
 			mu.Lock()

@@ -11,13 +11,12 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/umtrace/umtrace/analyze"
+	"github.com/umtrace/umtrace/analyze/internal/par"
 	"github.com/umtrace/umtrace/ingest"
 )
 
@@ -728,7 +727,7 @@ func (jr *Result) buildSteps(ranks []*rankIn) {
 		r.colPrefix()
 	}
 	steps := make([]Step, len(bounds)-1)
-	inChunks(len(steps), 1<<10, func(lo, hi int) {
+	par.Chunks(len(steps), 1<<10, func(lo, hi int) {
 		var ds []int64
 		for g := lo; g < hi; g++ {
 			group := refs[bounds[g]:bounds[g+1]]
@@ -757,25 +756,6 @@ func (jr *Result) buildSteps(ranks []*rankIn) {
 		jr.steps[steps[g].Step] = &steps[g]
 		jr.Steps = append(jr.Steps, steps[g])
 	}
-}
-
-// inChunks runs fn over [0, n) in contiguous chunks of at least minItems
-// items, up to GOMAXPROCS of them concurrently, and waits for them.
-func inChunks(n, minItems int, fn func(lo, hi int)) {
-	k := min(runtime.GOMAXPROCS(0), n/minItems)
-	if k <= 1 {
-		fn(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	for j := range k {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(n*j/k, n*(j+1)/k)
-		}()
-	}
-	wg.Wait()
 }
 
 // finish fills the per-rank table, the stragglers and the verdict.
