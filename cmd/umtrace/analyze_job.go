@@ -75,7 +75,10 @@ func writeSeparate(stdout io.Writer, files []*analyze.File, why string, out *out
 		results[i] = f.Whole
 	}
 	s := report.NewSeparate(why, results)
-	if err := out.stream(stdout, func(w io.Writer) error { return report.Write(w, s, format) }); err != nil {
+	done := analyze.Phase(opener.PhasesOut(), "write")
+	err := out.stream(stdout, func(w io.Writer) error { return report.Write(w, s, format) })
+	done()
+	if err != nil {
 		return err
 	}
 	if failOnStorm && s.Verdict == analyze.VerdictStorm {
