@@ -210,6 +210,7 @@ type workState struct {
 }
 
 func workStateOf(c *collector) workState {
+	c.nameKernels()
 	s := workState{Streams: map[streamKey][]gpuWork{}, Spans: map[int64]span{}, Long: c.longWork}
 	for id := range c.kernelNames.Len() {
 		s.Names = append(s.Names, c.kernelNames.Name(int32(id)))

@@ -452,10 +452,13 @@ func (c *collector) cudaPids() []int64 {
 
 // feed is one part's consumer of one table: prep (optional) runs on each
 // batch where it was read, and what it returns is run where fn runs, in
-// storage order, before fn (ingest.PreparedScanner).
+// storage order, before fn (ingest.PreparedScanner); done (optional) runs
+// once the table is read, to drop what only its reading needs while the
+// other tables are still read.
 type feed struct {
 	fn   func(arrow.RecordBatch)
 	prep func(arrow.RecordBatch) func()
+	done func()
 	cols []string
 }
 
@@ -474,14 +477,16 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 		c.ranges = make([]rangeRec, 0, est.EstimateRows(ingest.NVTX))
 	}
 	out := map[*ingest.Table]feed{
-		ingest.API:      {prep: func(r arrow.RecordBatch) func() { return prepAPI(c, r) }},
-		ingest.Kernel:   {prep: func(r arrow.RecordBatch) func() { return prepKernels(c, r) }},
-		ingest.Memcpy:   {prep: func(r arrow.RecordBatch) func() { return prepMemcpy(c, r) }},
+		// The prepared batches kept for reuse are dropped as each table
+		// is read: the tables still read hold the analysis' peak.
+		ingest.API:      {prep: func(r arrow.RecordBatch) func() { return prepAPI(c, r) }, done: apiBatches.drain},
+		ingest.Kernel:   {prep: func(r arrow.RecordBatch) func() { return prepKernels(c, r) }, done: workBatches.drain},
+		ingest.Memcpy:   {prep: func(r arrow.RecordBatch) func() { return prepMemcpy(c, r) }, done: copyBatches.drain},
 		ingest.Memset:   {fn: c.addMemsets},
 		ingest.Sync:     {fn: c.addSync},
 		ingest.GPUFault: {fn: c.addGPUFault},
 		ingest.CPUFault: {fn: c.addCPUFault},
-		ingest.NVTX:     {fn: c.addNVTX},
+		ingest.NVTX:     {fn: c.addNVTX, done: c.rangesRead},
 		ingest.MemUsage: {fn: c.addMemUsage},
 		ingest.Thread:   {fn: c.addThread},
 		ingest.GPU:      {fn: c.addGPU},
@@ -499,27 +504,34 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 	c.multi = md
 	for t, tp := range taps {
 		f := out[t]
-		out[t] = feed{fn: both(f.fn, tp.fn), prep: bothPrep(f.prep, tp.prep), cols: union(f.cols, tp.cols)}
+		out[t] = feed{fn: both(f.fn, tp.fn), prep: bothPrep(f.prep, tp.prep), done: f.done, cols: union(f.cols, tp.cols)}
 	}
 	return out, func() {
-		if canon := c.kernelNames.Dedupe(); canon != nil {
-			c.renameKernels(canon)
-		}
+		c.nameKernels()
 		md.finish()
 		c.calls = c.callBuf.DrainTo(make([]call, 0, c.callBuf.Len()))
-		switch {
-		case c.rangeBuf.Len() > 0:
-			c.ranges = c.rangeBuf.DrainTo(make([]rangeRec, 0, c.rangeBuf.Len()))
-		case cap(c.ranges)-len(c.ranges) > len(c.ranges)/4+4096:
-			c.ranges = slices.Clone(c.ranges) // the estimate was far off (NVTX marks)
-		}
-		c.rangeProc, c.nameKey, c.pairKey = nil, nil, nil
-		c.nvtxNames.done()
+		c.rangesRead() // again where the source had no NVTX table
 		for _, in := range []*intern.Table{c.apiNames, c.kernelNames, c.siteNames} {
 			in.Done()
 		}
 		c.finishByPid()
 	}
+}
+
+// rangesRead ends the NVTX table's reading: the ranges into their list,
+// and the lookups that only adding ranges needs dropped (15 MB for
+// name-diverse's 200k names). It runs when the table is read, so that the
+// tables still being read do not hold them to the end of the read (the
+// analysis' memory peak), and again when the pass ends.
+func (c *rangeTable) rangesRead() {
+	switch {
+	case c.rangeBuf.Len() > 0:
+		c.ranges = c.rangeBuf.DrainTo(make([]rangeRec, 0, c.rangeBuf.Len()))
+	case cap(c.ranges)-len(c.ranges) > len(c.ranges)/4+4096:
+		c.ranges = slices.Clone(c.ranges) // the estimate was far off (NVTX marks)
+	}
+	c.rangeProc, c.nameKey, c.pairKey = nil, nil, nil
+	c.nvtxNames.done()
 }
 
 // both is a consumer that runs a, then b (either may be nil).
@@ -561,11 +573,11 @@ func collectParts(src ingest.Source, parts []*part) error {
 		for t, f := range fs {
 			j := byTable[t]
 			if j == nil {
-				j = &collectJob{t: t, fns: make([]func(arrow.RecordBatch), len(parts)), preps: make([]func(arrow.RecordBatch) func(), len(parts))}
+				j = &collectJob{t: t, fns: make([]func(arrow.RecordBatch), len(parts)), preps: make([]func(arrow.RecordBatch) func(), len(parts)), dones: make([]func(), len(parts))}
 				byTable[t] = j
 				order = append(order, t)
 			}
-			j.fns[i], j.preps[i] = f.fn, f.prep
+			j.fns[i], j.preps[i], j.dones[i] = f.fn, f.prep, f.done
 			// nil columns: all of them.
 			if f.cols == nil {
 				j.all = true
@@ -609,6 +621,13 @@ func collectParts(src ingest.Source, parts []*part) error {
 			default:
 				errs[i] = src.Scan(t, fn)
 			}
+			if errs[i] == nil {
+				for _, d := range j.dones {
+					if d != nil {
+						d()
+					}
+				}
+			}
 		}()
 	}
 	wg.Wait()
@@ -644,6 +663,7 @@ type collectJob struct {
 	cols  []string
 	fns   []func(arrow.RecordBatch)        // by part; nil where a part does not read the table
 	preps []func(arrow.RecordBatch) func() // by part; nil where a part prepares nothing
+	dones []func()                         // by part; nil where a part has nothing to drop
 	all   bool                             // some part reads every column
 }
 
@@ -806,25 +826,38 @@ func (c *collector) addMemsets(r arrow.RecordBatch) {
 	}
 }
 
-// renameKernels replaces every kernel name id by canon[id].
-func (c *collector) renameKernels(canon []int32) {
-	for _, ws := range c.kernels {
-		for _, b := range ws.Blocks() {
+// renameKernels replaces every kernel name key k, in kernels and long's
+// keys, by intern.KeyID(ids, k): SIDKey's keys by their ids, or lazily
+// interned names' ids by their canonical ids (Dedupe), in blocks on the
+// cores. It returns long renamed.
+func renameKernels(kernels map[streamKey]*chunks.List[gpuWork], long map[longKey]int64, ids []int32) map[longKey]int64 {
+	var blocks [][]gpuWork
+	for _, ws := range kernels {
+		blocks = append(blocks, ws.Blocks()...)
+	}
+	par.Chunks(len(blocks), 8, func(lo, hi int) {
+		for _, b := range blocks[lo:hi] {
 			for i := range b {
-				if b[i].name >= 0 {
-					b[i].name = canon[b[i].name]
-				}
+				b[i].name = intern.KeyID(ids, b[i].name)
 			}
 		}
+	})
+	out := make(map[longKey]int64, len(long))
+	for k, d := range long {
+		k.name = intern.KeyID(ids, k.name)
+		out[k] = d
 	}
-	long := make(map[longKey]int64, len(c.longWork))
-	for k, d := range c.longWork {
-		if k.name >= 0 {
-			k.name = canon[k.name]
-		}
-		long[k] = d
+	return out
+}
+
+// nameKernels turns the kernels' name keys into their ids once the pass
+// is done (intern.Table.SIDKey, Dedupe).
+func (c *collector) nameKernels() {
+	if c.kernelNames.ByIDs() != nil {
+		c.longWork = renameKernels(c.kernels, c.longWork, c.kernelNames.KeyIDs())
+	} else if canon := c.kernelNames.Dedupe(); canon != nil {
+		c.longWork = renameKernels(c.kernels, c.longWork, canon)
 	}
-	c.longWork = long
 }
 
 // push appends v to s, doubling the capacity when s is full: append grows

@@ -23,7 +23,7 @@ func TestRenameKernels(t *testing.T) {
 	}
 	c.kernels[k].Push(gpuWork{end: 99, dur: maxDur, name: ids[2]})
 	c.longWork[longKey{k, 99, ids[2]}] = 5e9
-	c.renameKernels(canon)
+	c.longWork = renameKernels(c.kernels, c.longWork, canon)
 	var got []int32
 	for _, w := range c.kernels[k].AppendTo(nil) {
 		got = append(got, w.name)
@@ -33,6 +33,21 @@ func TestRenameKernels(t *testing.T) {
 	}
 	if d := c.longWork[longKey{k, 99, 1}]; d != 5e9 {
 		t.Errorf("long duration under the canonical id: %d", d)
+	}
+
+	// Source ids' keys (intern.SIDKey): a source id below 2^26 is its own
+	// key, -1 a null name, -2-id a large source id's id.
+	sids := map[streamKey]*chunks.List[gpuWork]{k: {}}
+	for i, key := range []int32{7, -3, 7, -1, 2} {
+		sids[k].Push(gpuWork{end: int64(i), dur: 1, name: key})
+	}
+	long := renameKernels(sids, map[longKey]int64{{k, 1, -3}: 6e9, {k, 4, 2}: 7e9}, []int32{2: 2, 7: 0})
+	got = got[:0]
+	for _, w := range sids[k].AppendTo(nil) {
+		got = append(got, w.name)
+	}
+	if !slices.Equal(got, []int32{0, 1, 0, -1, 2}) || long[longKey{k, 1, 1}] != 6e9 || long[longKey{k, 4, 2}] != 7e9 {
+		t.Errorf("kernels by source id renamed %v, long durations %v", got, long)
 	}
 }
 

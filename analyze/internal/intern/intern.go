@@ -40,13 +40,13 @@ type Table struct {
 	// not; millions of kernel names were a second of map lookups.
 	lazy, lazyAdded bool
 	// By source id (byID, names.go): src reads the names; sids[id] is
-	// id's source id, local (and far, for large ones) the other way
-	// round (while collecting).
+	// id's source id; far the other way round for large ones (while
+	// collecting; SIDKey).
 	src    *Names
 	sids   [][]int32 // in pages (addSID); -1: in farSID
 	farSID map[int32]int64
 	nSIDs  int
-	local  [][]int32 // source id → id+1, in pages
+	seen   []uint64 // bit per source id below 2^26 seen (SIDKey)
 	far    map[int64]int32
 }
 
@@ -262,47 +262,80 @@ func (n *Names) Err() error {
 // names: sidKey is then a row's id and name reads the string.
 func (in *Table) ByID(n *Names) { in.src = n }
 
-// SIDKey returns the id of the name with source id sid (-1 for a null one).
+// SIDKey returns the key of the name with source id sid, and gives each
+// new name the next id. While collecting, a key is not yet the id: a
+// source id below 2^26 is its own key (a bit per source id marks those
+// seen), -1 is a null name, and a key of -2 or less stands for id -key-2
+// (a source id out of that range, looked up in a map). KeyIDs turns keys
+// into ids once the pass is done. Keys rather than ids while collecting:
+// a table from source ids to ids for name-diverse's 4M StringIds held
+// 16 MB through the read, when the analysis' memory peaks; made after the
+// pass, it is gone before the analysis' next peak.
 func (in *Table) SIDKey(ids *array.Int64, i int) int32 {
 	if ids.IsNull(i) {
 		return -1
 	}
 	sid := ids.Value(i)
 	if sid >= 0 && sid < 1<<26 {
-		// In pages of source ids, made when first used: a table grown by
-		// appends held two copies of 16 MB at a time.
-		pg, at := sid>>localPageBits, sid&(1<<localPageBits-1)
-		if int(pg) >= len(in.local) {
-			in.local = append(in.local, make([][]int32, int(pg)+1-len(in.local))...)
+		w, bit := sid>>6, uint64(1)<<(sid&63)
+		if int(w) >= len(in.seen) {
+			in.seen = append(in.seen, make([]uint64, max(int(w)+1, 2*len(in.seen))-len(in.seen))...)
 		}
-		if in.local[pg] == nil {
-			in.local[pg] = make([]int32, 1<<localPageBits)
+		if in.seen[w]&bit == 0 {
+			in.seen[w] |= bit
+			in.addSID(sid)
 		}
-		if id := in.local[pg][at]; id > 0 {
-			return id - 1
-		}
-		id := in.addSID(sid)
-		in.local[pg][at] = id + 1
-		return id
+		return int32(sid)
 	}
 	if in.far == nil {
 		in.far = map[int64]int32{}
 	}
 	if id, ok := in.far[sid]; ok {
-		return id
+		return -id - 2
 	}
 	id := in.addSID(sid)
 	in.far[sid] = id
-	return id
+	return -id - 2
 }
 
-const localPageBits = 16
+// KeyIDs returns the ids of SIDKey's keys, by key (ID reads it), and
+// forgets which source ids were seen. Call it once, after the pass.
+func (in *Table) KeyIDs() []int32 {
+	var n int
+	for w := len(in.seen) - 1; w >= 0; w-- {
+		if in.seen[w] != 0 {
+			n = w*64 + 64
+			break
+		}
+	}
+	in.seen = nil
+	ids := make([]int32, n)
+	for id := range in.nSIDs {
+		if sid := in.sids[id>>sidPageBits][id&(1<<sidPageBits-1)]; sid >= 0 && sid < 1<<26 {
+			ids[sid] = int32(id)
+		}
+	}
+	return ids
+}
+
+// KeyID is the id of SIDKey's key k, from KeyIDs' ids.
+func KeyID(ids []int32, k int32) int32 {
+	switch {
+	case k >= 0:
+		return ids[k]
+	case k == -1:
+		return -1
+	}
+	return -k - 2
+}
+
+const sidPageBits = 16
 
 // addSID gives source id sid the next id.
 func (in *Table) addSID(sid int64) int32 {
 	id := int32(in.nSIDs)
-	if in.nSIDs>>localPageBits == len(in.sids) {
-		in.sids = append(in.sids, make([]int32, 1<<localPageBits))
+	if in.nSIDs>>sidPageBits == len(in.sids) {
+		in.sids = append(in.sids, make([]int32, 1<<sidPageBits))
 	}
 	v := int32(sid)
 	if sid < 0 || sid > math.MaxInt32 {
@@ -312,14 +345,14 @@ func (in *Table) addSID(sid int64) int32 {
 		}
 		in.farSID[id], v = sid, -1
 	}
-	in.sids[id>>localPageBits][id&(1<<localPageBits-1)] = v
+	in.sids[id>>sidPageBits][id&(1<<sidPageBits-1)] = v
 	in.nSIDs++
 	return id
 }
 
 // SID is id's source id.
 func (in *Table) SID(id int32) int64 {
-	if v := in.sids[id>>localPageBits][id&(1<<localPageBits-1)]; v >= 0 {
+	if v := in.sids[id>>sidPageBits][id&(1<<sidPageBits-1)]; v >= 0 {
 		return int64(v)
 	}
 	return in.farSID[id]
@@ -363,5 +396,5 @@ func (in *Table) ByIDs() *Names { return in.src }
 // Done drops what only collecting needs (the lookup maps): the Table then
 // only answers Name, At, SID, Len and Resolve.
 func (in *Table) Done() {
-	in.ids, in.clash, in.keys, in.local, in.far = nil, nil, nil, nil, nil
+	in.ids, in.clash, in.keys, in.seen, in.far = nil, nil, nil, nil, nil
 }

@@ -85,28 +85,35 @@ func (f *fakeNames) Names(ids []int64) ([]string, error) {
 }
 func (f *fakeNames) NameFlags(int64) ingest.NameFlag { return 0 }
 
-// TestByID: a Table of source ids gives them dense ids, large ones too,
-// and reads their strings only when asked, once each.
+// TestByID: a Table of source ids gives them dense ids in the order first
+// seen, large ones too (through SIDKey's keys, then KeyIDs), and reads
+// their strings only when asked, once each.
 func TestByID(t *testing.T) {
 	src := &fakeNames{s: map[int64]string{7: "gemm", 1 << 40: "far", 3: "copy"}}
 	n := NameTable(src)
 	in := New()
 	in.ByID(n)
 	b := array.NewInt64Builder(memory.DefaultAllocator)
-	b.AppendValues([]int64{7, 1 << 40, 7, 3}, nil)
+	b.AppendValues([]int64{7, 1 << 40, 7, 3, 1<<26 - 1}, nil)
 	b.AppendNull()
 	col := b.NewInt64Array()
 	defer col.Release()
-	var got []int32
+	var keys []int32
 	for i := range col.Len() {
-		got = append(got, in.SIDKey(col, i))
+		keys = append(keys, in.SIDKey(col, i))
 	}
-	if !slices.Equal(got, []int32{0, 1, 0, 2, -1}) || in.Len() != 3 || in.SID(1) != 1<<40 {
-		t.Fatalf("ids %v, %d names, SID(1) %d", got, in.Len(), in.SID(1))
+	ids := in.KeyIDs()
+	var got []int32
+	for _, k := range keys {
+		got = append(got, KeyID(ids, k))
+	}
+	if !slices.Equal(got, []int32{0, 1, 0, 2, 3, -1}) || in.Len() != 4 || in.SID(1) != 1<<40 || in.SID(3) != 1<<26-1 {
+		t.Fatalf("keys %v, ids %v, %d names, SID(1) %d", keys, got, in.Len(), in.SID(1))
 	}
 	if src.reads != 0 {
 		t.Fatal("names read before they were asked for")
 	}
+	src.s[1<<26-1] = "last"
 	in.Resolve([]int32{0, 1, 2})
 	if in.Name(0) != "gemm" || in.Name(1) != "far" || in.Name(2) != "copy" || src.reads != 1 || n.Err() != nil {
 		t.Errorf("names %q %q %q after %d reads (%v)", in.Name(0), in.Name(1), in.Name(2), src.reads, n.Err())
