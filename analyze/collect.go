@@ -479,9 +479,9 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 	out := map[*ingest.Table]feed{
 		// The prepared batches kept for reuse are dropped as each table
 		// is read: the tables still read hold the analysis' peak.
-		ingest.API:      {prep: func(r arrow.RecordBatch) func() { return prepAPI(c, r) }, done: apiBatches.drain},
-		ingest.Kernel:   {prep: func(r arrow.RecordBatch) func() { return prepKernels(c, r) }, done: workBatches.drain},
-		ingest.Memcpy:   {prep: func(r arrow.RecordBatch) func() { return prepMemcpy(c, r) }, done: copyBatches.drain},
+		ingest.API:      {prep: func(r arrow.RecordBatch) func() { return prepAPI(c, r) }, done: func() { apiBatches.drain(); ingest.ReleaseBuffers() }},
+		ingest.Kernel:   {prep: func(r arrow.RecordBatch) func() { return prepKernels(c, r) }, done: func() { workBatches.drain(); ingest.ReleaseBuffers() }},
+		ingest.Memcpy:   {prep: func(r arrow.RecordBatch) func() { return prepMemcpy(c, r) }, done: func() { copyBatches.drain(); ingest.ReleaseBuffers() }},
 		ingest.Memset:   {fn: c.addMemsets},
 		ingest.Sync:     {fn: c.addSync},
 		ingest.GPUFault: {fn: c.addGPUFault},
