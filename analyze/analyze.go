@@ -634,27 +634,44 @@ func (c *collector) sortRecords() {
 }
 
 // sorts returns sortRecords' four sorts, by start time (radix) then the
-// rest, to run concurrently.
+// rest, to run concurrently. Each tie compares every field but the key (a
+// call's that the analysis fills are still zero; TestRecordTiesTotal), so
+// they are radix.SortTotal's.
 func (c *collector) sorts() []func() {
-	return []func(){func() {
-		radix.SortByKey(c.calls, func(x *call) uint64 { return radix.TimeKey(x.start) }, func(x, y call) int {
-			return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(x.pid, y.pid), cmp.Compare(x.tid, y.tid),
-				cmp.Compare(x.corr, y.corr), cmp.Compare(x.api, y.api), cmp.Compare(x.scope, y.scope), cmpBool(x.explicit, y.explicit))
-		})
-	}, func() {
-		radix.SortByKey(c.gfaults, func(x *gfault) uint64 { return radix.TimeKey(x.start) }, func(x, y gfault) int {
-			return cmp.Or(cmp.Compare(x.dur, y.dur), cmp.Compare(x.addr, y.addr), cmp.Compare(x.pid, y.pid), cmp.Compare(x.n, y.n), cmp.Compare(x.dev, y.dev))
-		})
-	}, func() {
-		radix.SortByKey(c.cfaults, func(x *cfault) uint64 { return radix.TimeKey(x.t) }, func(x, y cfault) int {
-			return cmp.Or(cmp.Compare(x.addr, y.addr), cmp.Compare(x.pid, y.pid), cmp.Compare(x.site, y.site))
-		})
-	}, func() {
-		radix.SortByKey(c.migrations, func(x *migration) uint64 { return radix.TimeKey(x.start) }, func(x, y migration) int {
-			return cmp.Or(cmp.Compare(x.dur, y.dur), cmp.Compare(x.addr, y.addr), cmp.Compare(x.bytes, y.bytes), cmp.Compare(x.pid, y.pid),
-				cmp.Compare(x.kind, y.kind), cmp.Compare(x.cause, y.cause))
-		})
-	}}
+	return []func(){
+		func() { radix.SortTotal(c.calls, callKey, callTie) },
+		func() { radix.SortTotal(c.gfaults, gfaultKey, gfaultTie) },
+		func() { radix.SortTotal(c.cfaults, cfaultKey, cfaultTie) },
+		func() { radix.SortTotal(c.migrations, migrationKey, migrationTie) },
+	}
+}
+
+// The records' sort keys and ties (sorts).
+
+func callKey(x *call) uint64 { return radix.TimeKey(x.start) }
+
+func callTie(x, y call) int {
+	return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(x.pid, y.pid), cmp.Compare(x.tid, y.tid),
+		cmp.Compare(x.corr, y.corr), cmp.Compare(x.api, y.api), cmp.Compare(x.scope, y.scope), cmpBool(x.explicit, y.explicit))
+}
+
+func gfaultKey(x *gfault) uint64 { return radix.TimeKey(x.start) }
+
+func gfaultTie(x, y gfault) int {
+	return cmp.Or(cmp.Compare(x.dur, y.dur), cmp.Compare(x.addr, y.addr), cmp.Compare(x.pid, y.pid), cmp.Compare(x.n, y.n), cmp.Compare(x.dev, y.dev))
+}
+
+func cfaultKey(x *cfault) uint64 { return radix.TimeKey(x.t) }
+
+func cfaultTie(x, y cfault) int {
+	return cmp.Or(cmp.Compare(x.addr, y.addr), cmp.Compare(x.pid, y.pid), cmp.Compare(x.site, y.site))
+}
+
+func migrationKey(x *migration) uint64 { return radix.TimeKey(x.start) }
+
+func migrationTie(x, y migration) int {
+	return cmp.Or(cmp.Compare(x.dur, y.dur), cmp.Compare(x.addr, y.addr), cmp.Compare(x.bytes, y.bytes), cmp.Compare(x.pid, y.pid),
+		cmp.Compare(x.kind, y.kind), cmp.Compare(x.cause, y.cause))
 }
 
 func cmpBool(x, y bool) int {

@@ -252,25 +252,48 @@ func (a summarizer) topRanges() []AddrRange {
 	allocs := slices.Clone(c.allocs)
 	slices.SortFunc(allocs, func(x, y alloc) int { return cmp.Or(cmp.Compare(x.addr, y.addr), cmp.Compare(y.bytes, x.bytes)) })
 	n := len(c.gfaults) + len(c.cfaults) + len(c.migrations)
-	k := max(1, min(runtime.GOMAXPROCS(0), n/rangeChunk))
+	k := max(1, min(runtime.GOMAXPROCS(0), n/rangeChunk, 255))
+	// A record's share is its block's: a block range lies in one share,
+	// an allocation's range in each share its records reach. Each
+	// record's share is found once, in chunks (every share scanning
+	// every record was 16 passes over them on 16 cores).
+	shareOf := func(addr uint64) uint8 { return uint8(int((addr>>21)*0x9E3779B97F4A7C15>>32) % k) }
+	const noShare = 255 // a migration without an address is in none
+	mark := func(n int, of func(i int) uint8) []uint8 {
+		o := make([]uint8, n)
+		par.Chunks(n, rangeChunk, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				o[i] = of(i)
+			}
+		})
+		return o
+	}
+	og := mark(len(c.gfaults), func(i int) uint8 { return shareOf(c.gfaults[i].addr) })
+	oc := mark(len(c.cfaults), func(i int) uint8 { return shareOf(c.cfaults[i].addr) })
+	om := mark(len(c.migrations), func(i int) uint8 {
+		if a := c.migrations[i].addr; a != 0 {
+			return shareOf(a)
+		}
+		return noShare
+	})
 	shares := make([]*rangeIndex, k)
 	parallelN(k, make(chan struct{}, k), func(j int) {
 		x := &rangeIndex{allocs: allocs, index: map[uint64]int32{}, lastLo: 1}
-		// A record's share is its block's: a block range lies in one
-		// share, an allocation's range in each share its records reach.
-		mine := func(addr uint64) bool { return k == 1 || int((addr>>21)*0x9E3779B97F4A7C15>>32)%k == j }
-		for _, g := range c.gfaults {
-			if mine(g.addr) {
+		mine := uint8(j)
+		for i, o := range og {
+			if o == mine {
+				g := &c.gfaults[i]
 				x.find(g.addr).gpu += int64(g.n)
 			}
 		}
-		for _, f := range c.cfaults {
-			if mine(f.addr) {
-				x.find(f.addr).cpu++
+		for i, o := range oc {
+			if o == mine {
+				x.find(c.cfaults[i].addr).cpu++
 			}
 		}
-		for _, m := range c.migrations {
-			if m.addr != 0 && mine(m.addr) {
+		for i, o := range om {
+			if o == mine {
+				m := &c.migrations[i]
 				r := x.find(m.addr)
 				r.migByte += int64(m.bytes)
 				r.migs++

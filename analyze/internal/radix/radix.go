@@ -31,12 +31,22 @@ func workers(n int) int { return max(1, min(runtime.GOMAXPROCS(0), n/parallelMin
 // pass, starting at the highest bit in which keys differ), with no second
 // buffer. Input already in order is only checked.
 func SortByKey[T any](s []T, key func(*T) uint64, tie func(x, y T) int) {
-	sortByKey(s, key, tie, workers(len(s)))
+	sortByKey(s, key, tie, workers(len(s)), false)
+}
+
+// SortTotal is SortByKey where elements equal under key and tie are
+// equal (tie orders any two that differ), so that no order of them can
+// be told from another: its first pass may then run on all the sort's
+// goroutines, through a buffer as long as s (scatterSort), where
+// SortByKey's in-place pass runs on one.
+func SortTotal[T any](s []T, key func(*T) uint64, tie func(x, y T) int) {
+	sortByKey(s, key, tie, workers(len(s)), true)
 }
 
 // sortByKey is SortByKey on w goroutines: after the first pass the digit
-// buckets are independent, and w goroutines take them in turn.
-func sortByKey[T any](s []T, key func(*T) uint64, tie func(x, y T) int, w int) {
+// buckets are independent, and w goroutines take them in turn. total is
+// SortTotal's promise.
+func sortByKey[T any](s []T, key func(*T) uint64, tie func(x, y T) int, w int, total bool) {
 	// Keys are taken from elements in place: key(&x) of a copy x would
 	// move the copy to the heap, an allocation per comparison.
 	sorted := true
@@ -51,6 +61,10 @@ func sortByKey[T any](s []T, key func(*T) uint64, tie func(x, y T) int, w int) {
 	}
 	if len(s) <= 24 {
 		insertionSort(s, key, tie)
+		return
+	}
+	if total && w >= scatterMin {
+		scatterSort(s, key, tie, w)
 		return
 	}
 	lo, hi := key(&s[0]), key(&s[0])
@@ -74,6 +88,79 @@ func sortByKey[T any](s []T, key func(*T) uint64, tie func(x, y T) int, w int) {
 		starts[d+1] = starts[d] + n
 	}
 	sortBuckets(s, &starts, key, tie, shift, w)
+}
+
+// scatterMin is the fewest goroutines for which SortTotal's first pass
+// runs on them all, through a second buffer as long as s: the in-place
+// pass is serial, and with 16 goroutines it was most of a sort of 1.3M
+// migrations. With fewer (two cores), memory counts more than the pass.
+const scatterMin = 4
+
+// scatterSort is sortByKey on w goroutines from the first pass on: each
+// takes a chunk of s, finds its keys' range and counts its digits, then
+// moves its elements to their digits' buckets in a buffer (a chunk's
+// elements of a digit after those of the chunks before it), and the
+// buckets are sorted there and copied back.
+func scatterSort[T any](s []T, key func(*T) uint64, tie func(x, y T) int, w int) {
+	chunk := func(j int) []T { return s[len(s)*j/w : len(s)*(j+1)/w] }
+	los, his := make([]uint64, w), make([]uint64, w)
+	each(w, func(j int) {
+		c := chunk(j)
+		lo, hi := key(&c[0]), key(&c[0])
+		for i := range c {
+			k := key(&c[i])
+			lo, hi = min(lo, k), max(hi, k)
+		}
+		los[j], his[j] = lo, hi
+	})
+	lo, hi := slices.Min(los), slices.Max(his)
+	if lo == hi {
+		slices.SortFunc(s, tie)
+		return
+	}
+	top := 63 - bits.LeadingZeros64(lo^hi)
+	shift := max(top-7, 0)
+	counts := make([][256]int, w)
+	each(w, func(j int) {
+		c := chunk(j)
+		for i := range c {
+			counts[j][key(&c[i])>>shift&0xff]++
+		}
+	})
+	var starts [257]int
+	next := make([][256]int, w)
+	for d := range 256 {
+		at := starts[d]
+		for j := range w {
+			next[j][d] = at
+			at += counts[j][d]
+		}
+		starts[d+1] = at
+	}
+	buf := make([]T, len(s))
+	each(w, func(j int) {
+		c, nx := chunk(j), &next[j]
+		for i := range c {
+			d := key(&c[i]) >> shift & 0xff
+			buf[nx[d]] = c[i]
+			nx[d]++
+		}
+	})
+	sortBuckets(buf, &starts, key, tie, shift, w)
+	each(w, func(j int) { copy(chunk(j), buf[len(s)*j/w:len(s)*(j+1)/w]) })
+}
+
+// each runs fn(0) to fn(w-1) on w goroutines and waits for them.
+func each(w int, fn func(j int)) {
+	var wg sync.WaitGroup
+	for j := range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(j)
+		}()
+	}
+	wg.Wait()
 }
 
 // SortBlocksByKey puts the elements of blocks into dst (exactly as long
@@ -107,7 +194,7 @@ func sortBlocksByKey[T any](dst []T, blocks [][]T, key func(*T) uint64, tie func
 			at += copy(dst[at:], b)
 			blocks[i] = nil
 		}
-		sortByKey(dst, key, tie, w)
+		sortByKey(dst, key, tie, w, false)
 		return
 	}
 	top := 63 - bits.LeadingZeros64(lo^hi)

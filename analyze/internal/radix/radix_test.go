@@ -115,12 +115,28 @@ func TestParallel(t *testing.T) {
 			s[i] = rec{k, int32(rng.IntN(2)), i}
 		}
 		want := slices.Clone(s)
-		sortByKey(want, key, tie, 1)
+		sortByKey(want, key, tie, 1, false)
 		for _, w := range []int{2, 3, 7} {
 			got := slices.Clone(s)
-			sortByKey(got, key, tie, w)
+			sortByKey(got, key, tie, w, false)
 			if !slices.Equal(got, want) {
 				t.Fatalf("SortByKey n=%d on %d goroutines differs from one", n, w)
+			}
+		}
+		// SortTotal, whose tie orders every two elements that differ,
+		// moves them to its buckets on all its goroutines
+		// (scatterSort): the same order as on one.
+		total := func(x, y rec) int { return cmp.Or(recTie(x, y), cmp.Compare(x.id, y.id)) }
+		want = slices.Clone(s)
+		sortByKey(want, key, total, 1, true)
+		if !slices.IsSortedFunc(want, func(x, y rec) int { return cmp.Or(cmp.Compare(x.k, y.k), total(x, y)) }) {
+			t.Fatalf("SortTotal n=%d on one goroutine: not in order", n)
+		}
+		for _, w := range []int{scatterMin, 7, 16} {
+			got := slices.Clone(s)
+			sortByKey(got, key, total, w, true)
+			if !slices.Equal(got, want) {
+				t.Fatalf("SortTotal n=%d on %d goroutines differs from one", n, w)
 			}
 		}
 		a := make([]uint32, n)
