@@ -1679,11 +1679,17 @@ func (a evidencer) samplesOn(want []bool, keep func(w gpuWork, start int64) bool
 	// a float64 slice per name: at 30M rows two phases held 63 MB each at
 	// once); durations of 4.29 s or more aside (longs), found while
 	// counting.
+	// Counts by slot: a slot per name id, or where names are many and
+	// want picks a few, a slot per wanted name (slotIDs; a count, a
+	// place and a goroutine's next place per name of name-diverse's 2M
+	// were 40 MB a call, at the analysis' peak).
+	sl := newSampleSlots(nNames, want)
+	nSlots := sl.n
 	counts := make([][]int32, w)
 	longs := make([]map[int32][]int64, w)
 	each(func(j int, p workPiece) {
 		if counts[j] == nil {
-			counts[j] = make([]int32, nNames)
+			counts[j] = make([]int32, nSlots)
 		}
 		c := counts[j]
 		for _, x := range p.ws {
@@ -1695,7 +1701,7 @@ func (a evidencer) samplesOn(want []bool, keep func(w gpuWork, start int64) bool
 				continue
 			}
 			if x.dur < maxDur {
-				c[x.name]++
+				c[sl.of(x.name)]++
 				continue
 			}
 			if longs[j] == nil {
@@ -1704,31 +1710,35 @@ func (a evidencer) samplesOn(want []bool, keep func(w gpuWork, start int64) bool
 			longs[j][x.name] = append(longs[j][x.name], d)
 		}
 	})
-	at := make([]int, nNames+1)
+	at := make([]int, nSlots+1)
 	next := make([][]int, w) // per goroutine, where its next sample of each name goes
 	for j := range next {
-		next[j] = make([]int, nNames)
+		next[j] = make([]int, nSlots)
 	}
-	for id := range nNames {
-		o := at[id]
+	for k := range nSlots {
+		o := at[k]
 		for j := range w {
-			next[j][id] = o
+			next[j][k] = o
 			if counts[j] != nil {
-				o += int(counts[j][id])
+				o += int(counts[j][k])
 			}
 		}
-		at[id+1] = o
+		at[k+1] = o
 	}
-	flat := make([]uint32, at[nNames])
+	flat := make([]uint32, at[nSlots])
 	each(func(j int, p workPiece) {
 		c, nx := counts[j], next[j]
 		for _, x := range p.ws {
 			// A count only for wanted names' short runs that keep took.
-			if x.name < 0 || c[x.name] == 0 || x.dur >= maxDur || !keep(x, x.end-int64(x.dur)) {
+			if x.name < 0 || (want != nil && !want[x.name]) || x.dur >= maxDur {
 				continue
 			}
-			flat[nx[x.name]] = x.dur
-			nx[x.name]++
+			k := sl.of(x.name)
+			if c[k] == 0 || !keep(x, x.end-int64(x.dur)) {
+				continue
+			}
+			flat[nx[k]] = x.dur
+			nx[k]++
 		}
 	})
 	long := map[int32][]int64{}
@@ -1737,7 +1747,48 @@ func (a evidencer) samplesOn(want []bool, keep func(w gpuWork, start int64) bool
 			long[id] = append(long[id], ds...)
 		}
 	}
-	handSamples(flat, at, long, w, fn)
+	handSamples(flat, at, sl.ids, long, w, fn)
+}
+
+// sampleSlots numbers the names samplesOn counts: every id its own slot
+// (ids nil), or, for more than maxSampleNames names of which want picks
+// at most a half, the wanted ones in id order (ids[k] is slot k's id,
+// slot[id] id's slot): 4 bytes a name and 20 a wanted one, not 20 a name.
+type sampleSlots struct {
+	n    int
+	ids  []int32
+	slot []int32
+}
+
+func newSampleSlots(nNames int, want []bool) sampleSlots {
+	if want == nil || nNames <= maxSampleNames {
+		return sampleSlots{n: nNames}
+	}
+	n := 0
+	for _, ok := range want {
+		if ok {
+			n++
+		}
+	}
+	if n > nNames/2 {
+		return sampleSlots{n: nNames}
+	}
+	s := sampleSlots{n: n, ids: make([]int32, 0, n), slot: make([]int32, len(want))}
+	for id, ok := range want {
+		if ok {
+			s.slot[id] = int32(len(s.ids))
+			s.ids = append(s.ids, int32(id))
+		}
+	}
+	return s
+}
+
+// of is id's slot.
+func (s *sampleSlots) of(id int32) int32 {
+	if s.slot == nil {
+		return id
+	}
+	return s.slot[id]
 }
 
 // workPiece is a piece of one stream's GPU work.
@@ -1760,23 +1811,31 @@ func workPieces(work map[streamKey][]gpuWork, n int) (pieces []workPiece, total 
 	return pieces, total
 }
 
-// handSamples sorts each name's sample (flat[at[id]:at[id+1]], then its
-// long durations) and hands it to fn, the names on w goroutines at once,
+// handSamples sorts each name's sample (flat[at[k]:at[k+1]] for its slot
+// k: its id, or where slotIDs is not nil the k of slotIDs[k] = id; then
+// its long durations) and hands it to fn, the names on w goroutines at once,
 // each with its own buffer (a float64 per sample of the names it has at
 // once: at most twice flat): sorted one name after another, easy 12M's
 // eight kernels of 390k runs each took 35 ms of a phase that 16 cores did
 // not shorten.
-func handSamples(flat []uint32, at []int, long map[int32][]int64, w int, fn func(id int32, ds []float64)) {
-	var ids []int32
-	for id := range len(at) - 1 {
-		if at[id] < at[id+1] || len(long[int32(id)]) > 0 {
-			ids = append(ids, int32(id))
+func handSamples(flat []uint32, at []int, slotIDs []int32, long map[int32][]int64, w int, fn func(id int32, ds []float64)) {
+	idOf := func(k int) int32 {
+		if slotIDs != nil {
+			return slotIDs[k]
+		}
+		return int32(k)
+	}
+	var slots []int
+	for k := range len(at) - 1 {
+		if at[k] < at[k+1] || len(long[idOf(k)]) > 0 {
+			slots = append(slots, k)
 		}
 	}
 	bufs := make([][]float64, w)
-	forEach(len(ids), w, func(worker, i int) {
-		id := ids[i]
-		seg := flat[at[id]:at[id+1]]
+	forEach(len(slots), w, func(worker, i int) {
+		k := slots[i]
+		id := idOf(k)
+		seg := flat[at[k]:at[k+1]]
 		ds := sortedU32(len(seg), func(dst []uint32) { copy(dst, seg) }, long[id], bufs[worker])
 		bufs[worker] = ds
 		fn(id, ds)
