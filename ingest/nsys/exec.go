@@ -167,6 +167,14 @@ func (x *scanner) rest(pc *pageCorrupt, fn func(arrow.RecordBatch, any) error) e
 	}, x.newQuery(), x.direct(fn))
 }
 
+// aheadBytes is what the plan's parts read ahead hold at most.
+func (p *scanPlan) aheadBytes() int64 {
+	if p.ahead > 0 {
+		return p.ahead
+	}
+	return readAheadBytes
+}
+
 // ahead is the state of a scan's read-ahead: part i sends its batches on
 // chs[i], which holds all of them, so a part never waits for the consumer
 // (a waiting part would hold a reader that an earlier part needs).
@@ -179,7 +187,7 @@ type ahead struct {
 }
 
 // readAhead reads the parts ahead of the consumer while the unconsumed
-// ones hold at most readAheadBytes, which bounds the batches held whatever
+// ones hold at most the plan's aheadBytes, which bounds the batches held whatever
 // the rows' width; maxAhead bounds the goroutines. The part after the one
 // being consumed is read whatever its size: parts of wide rows (NVTX
 // names of 200 bytes: 16 MB a part) were otherwise read only once the
@@ -192,7 +200,7 @@ func (x *scanner) readAhead(fn func(arrow.RecordBatch, any) error) error {
 	var ferr error
 	for i := range ps {
 		for ; a.launched < len(ps) && ferr == nil; a.launched++ {
-			if a.launched > i+1 && (a.launched >= i+maxAhead || a.unconsumed+ps[a.launched].bytes > readAheadBytes) {
+			if a.launched > i+1 && (a.launched >= i+maxAhead || a.unconsumed+ps[a.launched].bytes > x.plan.aheadBytes()) {
 				break
 			}
 			a.unconsumed += ps[a.launched].bytes
