@@ -102,6 +102,7 @@ const scatterMin = 4
 // elements of a digit after those of the chunks before it), and the
 // buckets are sorted there and copied back.
 func scatterSort[T any](s []T, key func(*T) uint64, tie func(x, y T) int, w int) {
+	w = min(w, len(s)) // no chunk empty
 	chunk := func(j int) []T { return s[len(s)*j/w : len(s)*(j+1)/w] }
 	los, his := make([]uint64, w), make([]uint64, w)
 	each(w, func(j int) {

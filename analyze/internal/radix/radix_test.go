@@ -139,6 +139,21 @@ func TestParallel(t *testing.T) {
 				t.Fatalf("SortTotal n=%d on %d goroutines differs from one", n, w)
 			}
 		}
+		// More goroutines than elements, and keys all equal.
+		few := slices.Clone(s[:30])
+		wantFew := slices.Clone(few)
+		sortByKey(wantFew, key, total, 1, true)
+		if sortByKey(few, key, total, 64, true); !slices.Equal(few, wantFew) {
+			t.Fatalf("SortTotal of 30 on 64 goroutines differs from one")
+		}
+		same := make([]rec, 100)
+		for i := range same {
+			same[i] = rec{5, int32(i % 3), 99 - i}
+		}
+		sortByKey(same, key, total, 8, true)
+		if !slices.IsSortedFunc(same, total) {
+			t.Fatalf("SortTotal of equal keys on 8 goroutines: not in tie order")
+		}
 		a := make([]uint32, n)
 		for i := range a {
 			a[i] = rng.Uint32() >> rng.IntN(32)
