@@ -121,6 +121,7 @@ type analysis struct {
 	steps      []nvtxRange             // chosen step ranges, sorted
 	stepMaxEnd []int64                 // running maximum of steps' ends (snapToSteps)
 	storms     []*Episode              // storm episodes
+	stormSpans []span                  // their windows in order, joined where they overlap (inStorm)
 	baseline   map[int32]float64       // calm median per API id
 	work       map[streamKey][]gpuWork // all GPU work per stream, sorted by end
 	calmKernel map[int32]float64       // median kernel time outside storm episodes, for calmDone ids
@@ -1352,6 +1353,7 @@ func (a *analysis) findEpisodes() {
 	for i := range a.res.Episodes {
 		a.storms = append(a.storms, &a.res.Episodes[i])
 	}
+	a.stormSpans = stormWindows(a.storms)
 	// The calm medians of every kernel run in any episode, in one pass
 	// over the kernels (a pass per episode read every kernel of the
 	// trace once per episode: 1.4 s of 2M kernel names).
@@ -1410,13 +1412,35 @@ func (a *analysis) snapToSteps(e *Episode) {
 	}
 }
 
-func (a *analysis) inStorm(t int64) bool {
-	for _, e := range a.storms {
-		if t >= e.StartNs && t < e.EndNs {
-			return true
-		}
+// stormWindows returns the storms' windows [StartNs, EndNs) in order,
+// joined where they overlap or touch (inStorm).
+func stormWindows(storms []*Episode) []span {
+	ws := make([]span, 0, len(storms))
+	for _, e := range storms {
+		ws = append(ws, span{e.StartNs, e.EndNs})
 	}
-	return false
+	slices.SortFunc(ws, func(x, y span) int { return cmp.Compare(x.lo, y.lo) })
+	joined := ws[:0]
+	for _, w := range ws {
+		if n := len(joined); n > 0 && w.lo <= joined[n-1].hi {
+			joined[n-1].hi = max(joined[n-1].hi, w.hi)
+			continue
+		}
+		joined = append(joined, w)
+	}
+	return joined
+}
+
+// inStorm reports whether t lies in a storm's window [StartNs, EndNs):
+// a binary search of the joined windows (a scan of every storm for every
+// kernel run was quadratic in traces of hundreds of episodes).
+func (a *analysis) inStorm(t int64) bool {
+	ws := a.stormSpans
+	if len(ws) == 0 {
+		return false
+	}
+	i := sort.Search(len(ws), func(i int) bool { return ws[i].hi > t })
+	return i < len(ws) && ws[i].lo <= t
 }
 
 // evidence fills an episode's evidence from everything in its window.
