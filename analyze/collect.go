@@ -477,11 +477,9 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 		c.ranges = make([]rangeRec, 0, est.EstimateRows(ingest.NVTX))
 	}
 	out := map[*ingest.Table]feed{
-		// The prepared batches kept for reuse are dropped as each table
-		// is read: the tables still read hold the analysis' peak.
-		ingest.API:      {prep: func(r arrow.RecordBatch) func() { return prepAPI(c, r) }, done: func() { apiBatches.drain(); ingest.ReleaseBuffers() }},
-		ingest.Kernel:   {prep: func(r arrow.RecordBatch) func() { return prepKernels(c, r) }, done: func() { workBatches.drain(); ingest.ReleaseBuffers() }},
-		ingest.Memcpy:   {prep: func(r arrow.RecordBatch) func() { return prepMemcpy(c, r) }, done: func() { copyBatches.drain(); ingest.ReleaseBuffers() }},
+		ingest.API:      {prep: func(r arrow.RecordBatch) func() { return prepAPI(c, r) }, done: dropScratch(apiBatches.drain)},
+		ingest.Kernel:   {prep: func(r arrow.RecordBatch) func() { return prepKernels(c, r) }, done: dropScratch(workBatches.drain)},
+		ingest.Memcpy:   {prep: func(r arrow.RecordBatch) func() { return prepMemcpy(c, r) }, done: dropScratch(copyBatches.drain)},
 		ingest.Memset:   {fn: c.addMemsets},
 		ingest.Sync:     {fn: c.addSync},
 		ingest.GPUFault: {fn: c.addGPUFault},
@@ -515,6 +513,17 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 			in.Done()
 		}
 		c.finishByPid()
+	}
+}
+
+// dropScratch is a prepared table's done: its prepared batches kept for
+// reuse (drain) and the batch buffer pool are dropped as its read ends,
+// while the tables still read hold the analysis' peak (the NVTX table,
+// read last, reuses none of their sizes).
+func dropScratch(drain func()) func() {
+	return func() {
+		drain()
+		ingest.ReleaseBuffers()
 	}
 }
 
