@@ -643,7 +643,7 @@ func (c *collector) sorts() []func() {
 		func() { radix.SortTotal(c.calls, callKey, callTie) },
 		func() { radix.SortTotal(c.gfaults, gfaultKey, gfaultTie) },
 		func() { radix.SortTotal(c.cfaults, cfaultKey, cfaultTie) },
-		func() { radix.SortTotal(c.migrations, migrationKey, migrationTie) },
+		func() { radix.SortTotal(c.migrations, migrationKey, c.migClasses.tie) },
 	}
 }
 
@@ -670,9 +670,12 @@ func cfaultTie(x, y cfault) int {
 
 func migrationKey(x *migration) uint64 { return radix.TimeKey(x.start) }
 
-func migrationTie(x, y migration) int {
-	return cmp.Or(cmp.Compare(x.dur, y.dur), cmp.Compare(x.addr, y.addr), cmp.Compare(x.bytes, y.bytes), cmp.Compare(x.pid, y.pid),
-		cmp.Compare(x.kind, y.kind), cmp.Compare(x.cause, y.cause))
+// tie orders migrations of the same start by their fields, their class's
+// by value (not by index, which is the order the classes came in).
+func (t *migClasses) tie(x, y migration) int {
+	a, b := t.of(&x), t.of(&y)
+	return cmp.Or(cmp.Compare(x.dur, y.dur), cmp.Compare(t.addr(&x), t.addr(&y)), cmp.Compare(x.bytes, y.bytes), cmp.Compare(a.pid, b.pid),
+		cmp.Compare(a.kind, b.kind), cmp.Compare(a.cause, b.cause))
 }
 
 func cmpBool(x, y bool) int {
@@ -980,7 +983,7 @@ func stepCandidates(rt *rangeTable, groups map[string][]int32, stepRange string)
 
 // buildUnion merges fault-driven UM activity into disjoint intervals per process.
 func (a *analysis) buildUnion() {
-	a.union = faultUnion(a.c.gfaults, a.c.migrations, a.c.procUnion)
+	a.union = faultUnion(a.c.gfaults, a.c.migrations, &a.c.migClasses, a.c.procUnion)
 	a.c.procUnion = nil
 }
 
@@ -991,14 +994,14 @@ func (a *analysis) buildUnion() {
 // slices concurrently, whose unions are then joined in order: the union
 // of intervals does not depend on how their list is cut (easy 12M: 1.6M
 // records, 30-40 ms on one goroutine).
-func faultUnion(gfaults []gfault, migrations []migration, given map[int64][]span) map[int64][]span {
+func faultUnion(gfaults []gfault, migrations []migration, cls *migClasses, given map[int64][]span) map[int64][]span {
 	union := make(map[int64][]span, len(given))
 	for p, u := range given {
 		union[p] = u
 	}
 	k := min(runtime.GOMAXPROCS(0), (len(gfaults)+len(migrations))/unionChunk)
 	if k <= 1 {
-		for pid, u := range unionSweep(gfaults, migrations, given) {
+		for pid, u := range unionSweep(gfaults, migrations, cls, given) {
 			union[pid] = slices.Clone(*u) // drop the spare capacity
 		}
 		return union
@@ -1029,7 +1032,7 @@ func faultUnion(gfaults []gfault, migrations []migration, given map[int64][]span
 	parallelN(k, make(chan struct{}, k), func(i int) {
 		g0, m0 := from(cuts[i])
 		g1, m1 := from(cuts[i+1])
-		parts[i] = unionSweep(gfaults[g0:g1], migrations[m0:m1], given)
+		parts[i] = unionSweep(gfaults[g0:g1], migrations[m0:m1], cls, given)
 	})
 	per := map[int64][]span{}
 	for _, part := range parts {
@@ -1066,7 +1069,7 @@ func joinSpans(u, v []span) []span {
 // else follows it. Records come in runs of one process, so the list is
 // looked up again only where the process changes. Processes in given are
 // left out.
-func unionSweep(gfaults []gfault, migrations []migration, given map[int64][]span) map[int64]*[]span {
+func unionSweep(gfaults []gfault, migrations []migration, cls *migClasses, given map[int64][]span) map[int64]*[]span {
 	per := map[int64]*[]span{}
 	var cur *[]span // nil for a process whose union was given
 	curPid, have := int64(0), false
@@ -1099,8 +1102,8 @@ func unionSweep(gfaults []gfault, migrations []migration, given map[int64][]span
 		}
 		m := &migrations[j]
 		j++
-		if demand(int32(m.cause)) {
-			add(int64(m.pid), span{m.start, max(m.end(), m.start+1)})
+		if k := cls.of(m); demand(int32(k.cause)) {
+			add(int64(k.pid), span{m.start, max(m.end(), m.start+1)})
 		}
 	}
 	return per
@@ -1487,7 +1490,7 @@ func (a evidencer) evidence(e *Episode) {
 	e.CPUFaultSites = faultSites(c.siteNames, c.cfaults[from:to], 5)
 	agg := newMigAgg()
 	for i := sort.Search(len(c.migrations), func(i int) bool { return c.migrations[i].start >= lo }); i < len(c.migrations) && c.migrations[i].start < hi; i++ {
-		agg.add(c.migrations[i])
+		agg.add(&c.migrations[i], &c.migClasses)
 	}
 	e.Migrations = agg.list()
 	e.Kernels = a.kernelSlowdown(lo, hi)
@@ -1609,29 +1612,30 @@ type migAgg struct {
 
 func newMigAgg() *migAgg { return &migAgg{m: map[[2]int32]*MigrationAgg{}} }
 
-func (g *migAgg) add(m migration) {
-	x := g.entry(m, func(k int32) string { return copyKindNames[k] })
+func (g *migAgg) add(m *migration, cls *migClasses) {
+	k := cls.of(m)
+	x := g.entry(k.kind, k.cause, func(k int32) string { return copyKindNames[k] })
 	x.Count++
 	x.Bytes += int64(m.bytes)
 	x.TimeNs += int64(m.dur)
 }
 
-// entry returns the aggregate of m's kind and cause, made on first use
+// entry returns the aggregate of a kind and cause, made on first use
 // with the kind's name from direction
 // (through an array for the usual kinds and causes: a map lookup per
 // migration was most of the cost, with millions of them).
-func (g *migAgg) entry(m migration, direction func(int32) string) *MigrationAgg {
-	k, c := int(m.kind), int(m.cause)+1
+func (g *migAgg) entry(kind, cause int8, direction func(int32) string) *MigrationAgg {
+	k, c := int(kind), int(cause)+1
 	small := k >= 0 && k < 16 && c >= 0 && c < 16
 	if small {
 		if x := g.small[k][c]; x != nil {
 			return x
 		}
 	}
-	key := [2]int32{int32(m.kind), int32(m.cause)}
+	key := [2]int32{int32(kind), int32(cause)}
 	x := g.m[key]
 	if x == nil {
-		x = &MigrationAgg{Direction: direction(int32(m.kind)), Cause: causeName(int32(m.cause))}
+		x = &MigrationAgg{Direction: direction(int32(kind)), Cause: causeName(int32(cause))}
 		g.m[key] = x
 	}
 	if small {

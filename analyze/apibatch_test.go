@@ -405,7 +405,7 @@ func addMemcpyRows(c *collector, r arrow.RecordBatch) {
 		pw := c.memcpyBy.get(p)
 		pw.span.add(s, e)
 		if kd >= 11 && kd <= 13 {
-			m, clamped := newMigration(s, e, p, by.Value(i), kd, cause, va, i)
+			m, clamped := newMigration(&c.migClasses, s, e, p, by.Value(i), kd, cause, va, i)
 			if clamped {
 				pw.clamped++
 			}
@@ -569,8 +569,7 @@ func memcpyTap(proc func(int64) *multiData) func(arrow.RecordBatch) {
 				cause = mc.Value(i)
 			}
 			if kind >= 11 && kind <= 13 || cause >= 0 {
-				m := migration{start: st.Value(i), kind: int8(kind), cause: int8(cause)}
-				d.mig.addExact(m, b, en.Value(i)-st.Value(i))
+				d.mig.addExact(int8(kind), int8(cause), b, en.Value(i)-st.Value(i))
 				switch {
 				case cause == 1:
 					d.d.PrefetchBytes += b

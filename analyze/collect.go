@@ -72,16 +72,109 @@ type longKey struct {
 
 const memsetCode = -1000
 
-// migration is one UM migration in 32 bytes. dur and bytes saturate at
-// 2^32-1 (4.29 s, 4 GiB per record); collector.clamped counts such records.
+// migration is one UM migration in 24 bytes (32 with its process,
+// direction and cause as fields: 10 MB more at name-diverse 12M's memory
+// peak, with its 1.3M migrations). What few values those three take, with
+// the address's top bits, are the migration's class, held once in the
+// collector's migClasses: tagged is the class's index in its top
+// 64-migAddrBits bits and the address's low migAddrBits bits below them.
+// dur and bytes saturate at 2^32-1 (4.29 s, 4 GiB per record);
+// collector.clamped counts such records.
 type migration struct {
-	start int64
-	addr  uint64
-	dur   uint32
-	bytes uint32
-	pid   int32
-	kind  int8 // 11 HtoD, 12 DtoH, 13 DtoD
-	cause int8 // -1 when the export has none
+	start  int64
+	tagged uint64
+	dur    uint32
+	bytes  uint32
+}
+
+// migAddrBits is how many of an address's low bits a migration holds; the
+// rest is its class's (a 16 TiB region: a process's managed memory is in
+// one or two).
+const (
+	migAddrBits   = 44
+	migAddrMask   = 1<<migAddrBits - 1
+	maxMigClasses = 1 << (64 - migAddrBits)
+)
+
+// class is m's index in its collector's migClasses.
+func (m *migration) class() uint32 { return uint32(m.tagged >> migAddrBits) }
+
+// migClass is what a migration's class stands for.
+type migClass struct {
+	pid    int32
+	kind   int8   // 11 HtoD, 12 DtoH, 13 DtoD
+	cause  int8   // -1 when the export has none
+	addrHi uint32 // the address's bits above migAddrBits
+}
+
+// migClasses holds the classes of a collector's migrations, by index. The
+// zero value is empty.
+type migClasses struct {
+	list []migClass
+	ids  map[migClass]uint32 // list's index, once it is longer than migScan
+	full bool                // a class past maxMigClasses was asked for
+}
+
+// migScan is the longest list of classes id scans instead of a map (a
+// trace's migrations have a few: a map lookup per migration cost more).
+const migScan = 16
+
+// of is m's class.
+func (t *migClasses) of(m *migration) *migClass { return &t.list[m.tagged>>migAddrBits] }
+
+// addr is m's address.
+func (t *migClasses) addr(m *migration) uint64 {
+	return uint64(t.list[m.tagged>>migAddrBits].addrHi)<<migAddrBits | m.tagged&migAddrMask
+}
+
+// id returns k's index, adding it when new; past maxMigClasses classes it
+// returns 0 and marks t full (collect then fails).
+func (t *migClasses) id(k migClass) uint32 {
+	if t.ids == nil {
+		for i, x := range t.list {
+			if x == k {
+				return uint32(i)
+			}
+		}
+	} else if id, ok := t.ids[k]; ok {
+		return id
+	}
+	if len(t.list) == maxMigClasses {
+		t.full = true
+		return 0
+	}
+	id := uint32(len(t.list))
+	t.list = append(t.list, k)
+	switch {
+	case t.ids != nil:
+		t.ids[k] = id
+	case len(t.list) > migScan:
+		t.ids = make(map[migClass]uint32, 2*len(t.list))
+		for i, x := range t.list {
+			t.ids[x] = uint32(i)
+		}
+	}
+	return id
+}
+
+// reset empties t, keeping its list's memory.
+func (t *migClasses) reset() { t.list, t.ids, t.full = t.list[:0], nil, false }
+
+// make returns the migration of these fields, its class added to t when
+// new.
+func (t *migClasses) make(start int64, dur, bytes uint32, pid int32, kind, cause int8, addr uint64) migration {
+	id := t.id(migClass{pid: pid, kind: kind, cause: cause, addrHi: uint32(addr >> migAddrBits)})
+	return migration{start: start, tagged: uint64(id)<<migAddrBits | addr&migAddrMask, dur: dur, bytes: bytes}
+}
+
+// retag gives each of ms, whose classes are indexes of another table,
+// its class's index in t instead: ids[i] is that table's class i's index
+// here.
+func retag(ms []migration, ids []uint32) {
+	for i := range ms {
+		m := &ms[i]
+		m.tagged = uint64(ids[m.class()])<<migAddrBits | m.tagged&migAddrMask
+	}
 }
 
 func (m *migration) end() int64 { return m.start + int64(m.dur) }
@@ -333,7 +426,8 @@ type collector struct {
 	syncStream map[pidCorr]int64
 	// UM
 	migrations []migration
-	clamped    int // migrations whose duration or size exceeded 32 bits
+	migClasses migClasses // the migrations' classes
+	clamped    int        // migrations whose duration or size exceeded 32 bits
 	gfaults    []gfault
 	gclamped   map[int64]int // GPU fault records clamped to 32 bits, by process (one goroutine reads the table)
 	cfaults    []cfault
@@ -509,6 +603,7 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 		md.finish()
 		c.calls = c.callBuf.DrainTo(make([]call, 0, c.callBuf.Len()))
 		c.rangesRead() // again where the source had no NVTX table
+		c.migClasses.ids = nil
 		for _, in := range []*intern.Table{c.apiNames, c.kernelNames, c.siteNames} {
 			in.Done()
 		}
@@ -647,6 +742,11 @@ func collectParts(src ingest.Source, parts []*part) error {
 	}
 	for _, f := range finish {
 		f()
+	}
+	for _, p := range parts {
+		if p.c.migClasses.full {
+			return fmt.Errorf("reading %s: UM migrations of more than %d classes (process, direction, cause, 16 TiB address region): more than umtrace holds", ingest.Memcpy.Name, maxMigClasses)
+		}
 	}
 	// The batch buffers and prepared batches kept for reuse are done
 	// with: drop them before the analysis.
@@ -910,24 +1010,26 @@ func copyKind(kd int32) int32 {
 }
 
 // newMigration is the migration of a row of the memcpy table (kind kd,
-// 11 to 13), and whether its duration or size was clamped to 32 bits.
-func newMigration(s, e, p, bytes int64, kd int32, cause *array.Int32, va *array.Uint64, i int) (migration, bool) {
+// 11 to 13), its class added to t, and whether its duration or size was
+// clamped to 32 bits.
+func newMigration(t *migClasses, s, e, p, bytes int64, kd int32, cause *array.Int32, va *array.Uint64, i int) (migration, bool) {
 	d, b := e-s, bytes
 	clamped := d < 0 || d >= maxDur || b < 0 || b >= maxDur
 	if clamped {
 		d, b = min(max(d, 0), maxDur), min(max(b, 0), maxDur)
 	}
-	m := migration{start: s, dur: uint32(d), bytes: uint32(b), pid: int32(p), kind: int8(kd), cause: -1}
+	cv := int8(-1)
 	if !cause.IsNull(i) {
-		m.cause = 0 // unknown, also for values out of range
-		if cv := cause.Value(i); cv >= 0 && cv < numCauses {
-			m.cause = int8(cv)
+		cv = 0 // unknown, also for values out of range
+		if v := cause.Value(i); v >= 0 && v < numCauses {
+			cv = int8(v)
 		}
 	}
+	var addr uint64
 	if !va.IsNull(i) {
-		m.addr = va.Value(i)
+		addr = va.Value(i)
 	}
-	return m, clamped
+	return t.make(s, uint32(d), uint32(b), int32(p), int8(kd), cv, addr), clamped
 }
 
 // addCopy adds an explicit copy (row i) of stream k.

@@ -490,7 +490,7 @@ func memcpyPrep(proc func(int64) *multiData, mu *sync.Mutex) func(arrow.RecordBa
 				d.d.PrefetchBytes += s.prefetch
 				d.d.DemandBytes += s.demand
 				for _, m := range s.migs {
-					x := d.mig.entry(migration{kind: m.kind, cause: m.cause}, copyKindName)
+					x := d.mig.entry(m.kind, m.cause, copyKindName)
 					x.Count += m.n
 					x.Bytes += m.bytes
 					x.TimeNs += m.nanos
@@ -606,10 +606,10 @@ func readGPUs(src ingest.Source) ([]ingest.GPUInfo, error) {
 	return out, err
 }
 
-// addExact adds one migration with bytes and duration that need not fit
-// the collector's 32-bit fields.
-func (g *migAgg) addExact(m migration, bytes, dur int64) {
-	x := g.entry(m, copyKindName)
+// addExact adds one migration of a kind and cause with bytes and
+// duration that need not fit the collector's 32-bit fields.
+func (g *migAgg) addExact(kind, cause int8, bytes, dur int64) {
+	x := g.entry(kind, cause, copyKindName)
 	x.Count++
 	x.Bytes += bytes
 	x.TimeNs += dur

@@ -8,11 +8,13 @@ func (a summarizer) mitigations() {
 	r.Mitigations = []Mitigation{}
 	c := a.c
 	var htodDemand, dtohDemand int64
-	for _, m := range c.migrations {
-		if !demand(int32(m.cause)) {
+	for i := range c.migrations {
+		m := &c.migrations[i]
+		k := c.migClasses.of(m)
+		if !demand(int32(k.cause)) {
 			continue
 		}
-		switch m.kind {
+		switch k.kind {
 		case 11:
 			htodDemand += int64(m.bytes)
 		case 12:

@@ -126,7 +126,7 @@ func (c *collector) finishByPid() {
 // whose each record is: split then copies a process's records by reading a
 // byte per record, in one pass, where filtering by pid read every record
 // twice (to count, then to copy) for every process (address-diverse: four
-// processes, 1.4M migrations of 32 bytes, 3.5M calls). Made once, after
+// processes, 1.4M migrations, 3.5M calls). Made once, after
 // the records are sorted, for the processes in pids (at most 255; a record
 // of any other process is marked noProc).
 type procOrds struct {
@@ -162,7 +162,7 @@ func (c *collector) markProcs(pids []int64) *procOrds {
 		o.gfaults = marks(c.gfaults, len(pids), func(x *gfault) uint8 { return of(int64(x.pid)) })
 		o.cfaults = marks(c.cfaults, len(pids), func(x *cfault) uint8 { return of(int64(x.pid)) })
 	}, func() {
-		o.migrations = marks(c.migrations, len(pids), func(x *migration) uint8 { return of(int64(x.pid)) })
+		o.migrations = marks(c.migrations, len(pids), func(x *migration) uint8 { return of(int64(c.migClasses.of(x).pid)) })
 		o.ranges = marks(c.ranges, len(pids), func(x *rangeRec) uint8 { return of(c.rangePid(x)) })
 		o.allocs = marks(c.allocs, len(pids), func(x *alloc) uint8 { return of(x.pid) })
 	})
@@ -249,7 +249,7 @@ func (c *collector) process(p int64) *collector {
 		panic("analyze: split of a process that was not marked")
 	}
 	pc.calls = take(c.calls, &o.calls, k)
-	pc.migrations = take(c.migrations, &o.migrations, k)
+	pc.migrations, pc.migClasses = take(c.migrations, &o.migrations, k), migClasses{list: c.migClasses.list}
 	pc.gfaults = take(c.gfaults, &o.gfaults, k)
 	if n := c.gclamped[p]; n > 0 {
 		pc.gclamped = map[int64]int{p: n}

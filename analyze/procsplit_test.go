@@ -15,7 +15,7 @@ func TestMarkProcs(t *testing.T) {
 	for i, p := range []int64{20, 10, 99, 30, 20, 20, 10, 99, 30} {
 		c.calls = append(c.calls, call{start: int64(i), pid: p})
 		c.gfaults = append(c.gfaults, gfault{start: int64(i), pid: int32(p)})
-		c.migrations = append(c.migrations, migration{start: int64(i), pid: int32(p)})
+		c.migrations = append(c.migrations, c.migClasses.make(int64(i), 0, 0, int32(p), 11, 2, 0))
 	}
 	o := c.markProcs(pids)
 	if o == nil {
@@ -28,7 +28,7 @@ func TestMarkProcs(t *testing.T) {
 		if got, want := take(c.gfaults, &o.gfaults, k), filterByPid(c.gfaults, p, func(x *gfault) int64 { return int64(x.pid) }); !slices.Equal(got, want) {
 			t.Errorf("pid %d faults: %v, want %v", p, got, want)
 		}
-		if got, want := take(c.migrations, &o.migrations, k), filterByPid(c.migrations, p, func(x *migration) int64 { return int64(x.pid) }); !slices.Equal(got, want) {
+		if got, want := take(c.migrations, &o.migrations, k), filterByPid(c.migrations, p, func(x *migration) int64 { return int64(c.migClasses.of(x).pid) }); !slices.Equal(got, want) {
 			t.Errorf("pid %d migrations: %v, want %v", p, got, want)
 		}
 	}

@@ -16,10 +16,34 @@ func TestRecordTiesTotal(t *testing.T) {
 	check(t, callKey, callTie, "overlap", "stream", "waited", "stall")
 	check(t, gfaultKey, gfaultTie)
 	check(t, cfaultKey, cfaultTie)
-	check(t, migrationKey, migrationTie)
+	var cls migClasses
+	zero := cls.make(0, 0, 0, 0, 0, 0, 0)
+	check(t, migrationKey, cls.tie)
+	// A migration's class stands for fields too: one of a class that
+	// differs in one of them alone must differ under the tie.
+	names, classes := oneOff[migClass](t)
+	for i, k := range classes {
+		x := cls.make(0, 0, 0, k.pid, k.kind, k.cause, uint64(k.addrHi)<<migAddrBits)
+		if cls.tie(x, zero) == 0 {
+			t.Errorf("migClass.%s: a migration whose class differs only in it is equal under the sort's key and tie", names[i])
+		}
+	}
 }
 
 func check[T any](t *testing.T, key func(*T) uint64, tie func(x, y T) int, filledLater ...string) {
+	t.Helper()
+	var zero T
+	names, vs := oneOff[T](t, filledLater...)
+	for i, x := range vs {
+		if key(&x) == key(&zero) && tie(x, zero) == 0 {
+			t.Errorf("%T.%s: a record that differs only in it is equal under the sort's key and tie", zero, names[i])
+		}
+	}
+}
+
+// oneOff returns, for each field of T but those filled later, its name
+// and a T that differs from the zero one in that field alone.
+func oneOff[T any](t *testing.T, filledLater ...string) (names []string, vs []T) {
 	t.Helper()
 	var zero T
 	typ := reflect.TypeOf(zero)
@@ -42,8 +66,7 @@ func check[T any](t *testing.T, key func(*T) uint64, tie func(x, y T) int, fille
 			t.Errorf("%s.%s: a %s field; teach the test to set it", typ.Name(), f.Name, v.Kind())
 			continue
 		}
-		if key(&x) == key(&zero) && tie(x, zero) == 0 {
-			t.Errorf("%s.%s: a record that differs only in it is equal under the sort's key and tie", typ.Name(), f.Name)
-		}
+		names, vs = append(names, f.Name), append(vs, x)
 	}
+	return names, vs
 }

@@ -216,8 +216,9 @@ func (a summarizer) umSummary() {
 		u.ManagedBytes += al.bytes
 	}
 	agg := newMigAgg()
-	for _, m := range c.migrations {
-		agg.add(m)
+	for i := range c.migrations {
+		m := &c.migrations[i]
+		agg.add(m, &c.migClasses)
 		u.MigratedBytes += int64(m.bytes)
 	}
 	u.Migrations = agg.list()
@@ -271,7 +272,7 @@ func (a summarizer) topRanges() []AddrRange {
 	og := mark(len(c.gfaults), func(i int) uint8 { return shareOf(c.gfaults[i].addr) })
 	oc := mark(len(c.cfaults), func(i int) uint8 { return shareOf(c.cfaults[i].addr) })
 	om := mark(len(c.migrations), func(i int) uint8 {
-		if a := c.migrations[i].addr; a != 0 {
+		if a := c.migClasses.addr(&c.migrations[i]); a != 0 {
 			return shareOf(a)
 		}
 		return noShare
@@ -294,7 +295,7 @@ func (a summarizer) topRanges() []AddrRange {
 		for i, o := range om {
 			if o == mine {
 				m := &c.migrations[i]
-				r := x.find(m.addr)
+				r := x.find(c.migClasses.addr(m))
 				r.migByte += int64(m.bytes)
 				r.migs++
 			}
@@ -604,13 +605,13 @@ func (a summarizer) verdict() {
 	c := a.c
 	u := &r.UnifiedMemory
 	var demandMig, unknownMig, prefetchMig int
-	for _, m := range c.migrations {
-		switch {
-		case demand(int32(m.cause)):
+	for i := range c.migrations {
+		switch cause := c.migClasses.of(&c.migrations[i]).cause; {
+		case demand(int32(cause)):
 			demandMig++
-		case m.cause == CauseUserPrefetch:
+		case cause == CauseUserPrefetch:
 			prefetchMig++
-		case m.cause <= CauseUnknown:
+		case cause <= CauseUnknown:
 			unknownMig++
 		}
 	}
@@ -738,8 +739,8 @@ func (a summarizer) headCalls() {
 	h.HostBlocking = len(c.calls)
 	d := summarize(durs)
 	h.SyncP50Ns, h.SyncP99Ns = d.Median, d.P99
-	for _, m := range c.migrations {
-		if demand(int32(m.cause)) {
+	for i := range c.migrations {
+		if m := &c.migrations[i]; demand(int32(c.migClasses.of(m).cause)) {
 			h.DemandMigBytes += int64(m.bytes)
 		}
 	}
@@ -1037,9 +1038,10 @@ func (a timeliner) fillBins(pids []int64) [][]TimelineBin {
 		}
 	})
 	each(len(c.migrations), func(lanes [][]TimelineBin, lo, hi int) {
-		for _, m := range c.migrations[lo:hi] {
-			if demand(int32(m.cause)) {
-				lanes[laneOf(int64(m.pid))][bin(m.start)].DemandBytes += int64(m.bytes)
+		for i := range c.migrations[lo:hi] {
+			m := &c.migrations[lo+i]
+			if k := c.migClasses.of(m); demand(int32(k.cause)) {
+				lanes[laneOf(int64(k.pid))][bin(m.start)].DemandBytes += int64(m.bytes)
 			}
 		}
 	})

@@ -39,7 +39,7 @@ func TestTopRangesShared(t *testing.T) {
 		for i := range n {
 			c.gfaults = append(c.gfaults, gfault{start: int64(i), addr: addr(), n: uint32(1 + rng.IntN(5))})
 			c.cfaults = append(c.cfaults, cfault{t: int64(i), addr: addr()})
-			c.migrations = append(c.migrations, migration{start: int64(i), addr: addr(), bytes: uint32(4096 * (1 + rng.IntN(16)))})
+			c.migrations = append(c.migrations, c.migClasses.make(int64(i), 0, uint32(4096*(1+rng.IntN(16))), 0, 0, 0, addr()))
 		}
 		if trial%2 == 1 { // migrations alone
 			c.gfaults, c.cfaults = c.gfaults[:0], c.cfaults[:0]

@@ -19,14 +19,15 @@ import (
 // counts as 1 ns); a process whose own analysis gave its union keeps it.
 func TestFaultUnion(t *testing.T) {
 	gf := []gfault{{start: 0, dur: 10, pid: 1}, {start: 5, dur: 15, pid: 1}, {start: 100, dur: 0, pid: 1}, {start: 0, dur: 50, pid: 2}}
+	var cls migClasses
 	mig := []migration{
-		{start: 15, dur: 15, pid: 1, kind: 11, cause: 2}, // page fault: joins [0,20)
-		{start: 40, dur: 10, pid: 1, kind: 11, cause: 1}, // user prefetch: not demand
-		{start: 60, dur: 5, pid: 1, kind: 11, cause: 3},  // speculative prefetch: demand
-		{start: 200, dur: 5, pid: 2, kind: 11, cause: 2}, // pid 2's union was given
+		cls.make(15, 15, 0, 1, 11, 2, 0), // page fault: joins [0,20)
+		cls.make(40, 10, 0, 1, 11, 1, 0), // user prefetch: not demand
+		cls.make(60, 5, 0, 1, 11, 3, 0),  // speculative prefetch: demand
+		cls.make(200, 5, 0, 2, 11, 2, 0), // pid 2's union was given
 	}
 	given := map[int64][]span{2: {{7, 8}}}
-	u := faultUnion(gf, mig, given)
+	u := faultUnion(gf, mig, &cls, given)
 	if want := []span{{0, 30}, {60, 65}, {100, 101}}; !slices.Equal(u[1], want) {
 		t.Errorf("pid 1: %v, want %v", u[1], want)
 	}
@@ -113,23 +114,24 @@ func TestFaultUnionSliced(t *testing.T) {
 		n := 3 * unionChunk
 		gf := make([]gfault, n)
 		mig := make([]migration, n)
+		var cls migClasses
 		for i := range gf {
 			gf[i] = gfault{start: int64(rng.IntN(40 * n)), dur: uint32(rng.IntN(50 << trial)), pid: int32(1 + rng.IntN(3))}
-			mig[i] = migration{start: int64(rng.IntN(40 * n)), dur: uint32(rng.IntN(50 << trial)), pid: int32(1 + rng.IntN(3)), kind: 11, cause: int8(1 + rng.IntN(3))}
+			mig[i] = cls.make(int64(rng.IntN(40*n)), uint32(rng.IntN(50<<trial)), 0, int32(1+rng.IntN(3)), 11, int8(1+rng.IntN(3)), 0)
 			if trial == 0 { // every process's 10 ns spans on a 10 ns grid touch, across the bounds too
 				gf[i] = gfault{start: 10 * int64(i/3), dur: 10, pid: int32(1 + i%3)}
-				mig[i] = migration{start: 10 * int64(i/3), dur: 10, pid: int32(1 + i%3), kind: 11, cause: 2}
+				mig[i] = cls.make(10*int64(i/3), 10, 0, int32(1+i%3), 11, 2, 0)
 			}
 		}
 		slices.SortFunc(gf, func(x, y gfault) int { return cmp.Compare(x.start, y.start) })
 		slices.SortFunc(mig, func(x, y migration) int { return cmp.Compare(x.start, y.start) })
 		given := map[int64][]span{3: {{7, 8}}}
 		want := map[int64][]span{3: given[3]}
-		for pid, u := range unionSweep(gf, mig, given) {
+		for pid, u := range unionSweep(gf, mig, &cls, given) {
 			want[pid] = *u
 		}
 		prev := runtime.GOMAXPROCS(4)
-		got := faultUnion(gf, mig, given)
+		got := faultUnion(gf, mig, &cls, given)
 		runtime.GOMAXPROCS(prev)
 		if len(got) != len(want) {
 			t.Fatalf("trial %d: %d processes, want %d", trial, len(got), len(want))

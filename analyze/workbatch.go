@@ -165,9 +165,11 @@ func (b *workBatch) commit(c *collector, r arrow.RecordBatch, t *ingest.Table, d
 // migrations and which copies (few next to migrations, keyed by stream
 // and correlation); the commit reads both kinds of rows, in order.
 type copyBatch struct {
-	procs  []copyProc
-	migs   []migration // in row order
-	copies []int32     // rows, in order
+	procs   []copyProc
+	migs    []migration // in row order, their classes classes'
+	classes migClasses
+	ids     []uint32 // at commit: by index in classes, the collector's
+	copies  []int32  // rows, in order
 }
 
 type copyProc struct {
@@ -186,6 +188,7 @@ func prepMemcpy(c *collector, r arrow.RecordBatch) func() {
 	return func() {
 		b.commit(c, r)
 		b.procs, b.migs, b.copies = b.procs[:0], b.migs[:0], b.copies[:0]
+		b.classes.reset()
 		copyBatches.put(b)
 	}
 }
@@ -213,7 +216,7 @@ func (b *copyBatch) prepare(r arrow.RecordBatch) {
 		if cause == nil {
 			cause, va = ingest.I32(r, t, ingest.ColMigCause), ingest.U64(r, t, ingest.ColVirtAddr)
 		}
-		m, clamped := newMigration(s, e, p, by.Value(i), kd, cause, va, i)
+		m, clamped := newMigration(&b.classes, s, e, p, by.Value(i), kd, cause, va, i)
 		if clamped {
 			pr.clamped++
 		}
@@ -234,6 +237,11 @@ func (b *copyBatch) commit(c *collector, r arrow.RecordBatch) {
 	pid, strm := ingest.I64(r, t, ingest.ColPid), ingest.I64(r, t, ingest.ColStreamID)
 	corr := ingest.I64(r, t, ingest.ColCorrelationID)
 	kind := ingest.I32(r, t, ingest.ColCopyKind)
+	b.ids = b.ids[:0]
+	for _, k := range b.classes.list {
+		b.ids = append(b.ids, c.migClasses.id(k))
+	}
+	retag(b.migs, b.ids)
 	c.migrations = pushAll(c.migrations, b.migs)
 	for _, row := range b.copies {
 		i := int(row)
