@@ -72,6 +72,9 @@ func (x *scanner) run(src string, fn func(arrow.RecordBatch, any) error) error {
 		return err
 	}
 	x.plan = p
+	if p.done != nil {
+		defer p.done()
+	}
 	if len(p.parts) == 1 {
 		err := x.readPart(p.parts[0], q, x.direct(fn))
 		if pc := (*pageCorrupt)(nil); errors.As(err, &pc) {

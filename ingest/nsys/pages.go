@@ -37,9 +37,13 @@ type pageTable struct {
 	root   uint32
 	cols   map[string]sqlitefile.Column // lower-case column name → record slot
 	leaves []uint32
+	scans  int  // scans reading it now (scanLayout)
+	pinned bool // pageLayout's: kept for the reader's life
 }
 
-// pageLayouts are the page reader's plans of the tables, made once each.
+// pageLayouts are the page reader's plans of the tables: a table's is
+// made for its first scan and dropped, with its leaves' bounds, after its
+// last scan ends (scanLayout), unless pageLayout pinned it.
 type pageLayouts struct {
 	r  *Reader
 	mu sync.Mutex
@@ -48,25 +52,58 @@ type pageLayouts struct {
 
 // pageLayout returns the page reader's plan for table src, or nil when the
 // table must go through SQLite (WITHOUT ROWID, generated columns, an
-// unreadable default, or a file the page reader does not support).
+// unreadable default, or a file the page reader does not support), kept
+// for the reader's life (StringIds, looked up through the analysis).
 func (pl *pageLayouts) pageLayout(src string) (*pageTable, error) {
+	return pl.layout(src, true)
+}
+
+// scanLayout is pageLayout for one scan, which calls done when it has
+// read its rows: the last scan of a table drops its plan and its leaves'
+// bounds (sqlitefile.File.Forget), megabytes for a large table, which the
+// tables still being read would otherwise carry to the end of the read,
+// the analysis' memory peak. A later scan makes the plan again.
+func (pl *pageLayouts) scanLayout(src string) (pt *pageTable, done func(), err error) {
+	pt, err = pl.layout(src, false)
+	if pt == nil || err != nil {
+		return pt, func() {}, err
+	}
+	return pt, func() {
+		pl.mu.Lock()
+		defer pl.mu.Unlock()
+		if pt.scans--; pt.scans == 0 && !pt.pinned && pl.m[src] == pt {
+			delete(pl.m, src)
+			pl.r.pages.Forget(pt.leaves)
+		}
+	}, nil
+}
+
+// layout returns src's plan, made when there is none; pin keeps it for
+// the reader's life, else it counts one more scan of it.
+func (pl *pageLayouts) layout(src string, pin bool) (*pageTable, error) {
 	r := pl.r
 	if r.pages == nil || !r.opts.pageReads() {
 		return nil, nil
 	}
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
-	if pt, ok := pl.m[src]; ok {
-		return pt, nil
+	pt, ok := pl.m[src]
+	if !ok {
+		var err error
+		if pt, err = r.layouts.loadPageLayout(src); err != nil {
+			return nil, err
+		}
+		if pl.m == nil {
+			pl.m = map[string]*pageTable{}
+		}
+		pl.m[src] = pt
 	}
-	pt, err := r.layouts.loadPageLayout(src)
-	if err != nil {
-		return nil, err
+	if pt != nil {
+		pt.pinned = pt.pinned || pin
+		if !pin {
+			pt.scans++
+		}
 	}
-	if pl.m == nil {
-		pl.m = map[string]*pageTable{}
-	}
-	pl.m[src] = pt
 	return pt, nil
 }
 

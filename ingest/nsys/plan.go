@@ -67,6 +67,7 @@ type scanPlan struct {
 	lo, hi int64  // the table's rowid span
 	parts  []part
 	ahead  int64 // what the parts read ahead hold at most (readAheadBytes, less for text)
+	done   func() // the scan has read its rows (pageLayouts.scanLayout); nil for none
 }
 
 // maxParts bounds the parts of one table.
@@ -91,14 +92,16 @@ func (x *scanner) planScan(src string, q query) (*scanPlan, error) {
 	if n, par := p.hi-p.lo+1, r.opts.ParallelRows; n >= par {
 		parts = int(min(n/max(par/2, 1), maxParts))
 	}
-	pt, err := r.layouts.pageLayout(src)
+	pt, done, err := r.layouts.scanLayout(src)
 	if err != nil {
 		return nil, err
 	}
 	if cols := pt.queryColumns(q); cols != nil {
 		p.pageParts(r, s, pt, cols, parts)
+		p.done = done
 		return p, nil
 	}
+	done()
 	if err := r.checkDriverTable(src); err != nil {
 		return nil, err
 	}

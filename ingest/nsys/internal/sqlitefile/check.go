@@ -83,6 +83,36 @@ func (lb leafBounds) with(pages []uint32, bs []bound) leafBounds {
 	return out
 }
 
+// without returns lb less the bounds of pages (pages it has not are
+// ignored), in new memory.
+func (lb leafBounds) without(pages []uint32) leafBounds {
+	drop := make([]uint64, (len(lb.pages)+63)/64)
+	n := 0
+	for _, p := range pages {
+		if i, ok := slices.BinarySearch(lb.pages, p); ok && drop[i/64]>>(i%64)&1 == 0 {
+			drop[i/64] |= 1 << (i % 64)
+			n++
+		}
+	}
+	if n == 0 {
+		return lb
+	}
+	k := len(lb.pages) - n
+	out := leafBounds{pages: make([]uint32, 0, k), rng: make([][2]int64, 0, k), child: make([]uint64, (k+63)/64)}
+	for i, p := range lb.pages {
+		if drop[i/64]>>(i%64)&1 == 1 {
+			continue
+		}
+		j := len(out.pages)
+		out.pages = append(out.pages, p)
+		out.rng = append(out.rng, lb.rng[i])
+		if lb.child[i/64]>>(i%64)&1 == 1 {
+			out.child[j/64] |= 1 << (j % 64)
+		}
+	}
+	return out
+}
+
 // extent is a byte range [start, end) of a page.
 type extent struct{ start, end int }
 

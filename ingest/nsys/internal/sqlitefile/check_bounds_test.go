@@ -34,4 +34,29 @@ func TestLeafBounds(t *testing.T) {
 	if _, ok := lb.get(5000); ok {
 		t.Error("a page never added has a bound")
 	}
+	// Dropping pages (some twice, some never added) leaves the others'.
+	var gone []uint32
+	for p := range want {
+		if rng.IntN(3) == 0 {
+			gone = append(gone, p, p)
+		}
+	}
+	gone = append(gone, 5000, 7000)
+	lb = lb.without(gone)
+	for _, p := range gone {
+		delete(want, p)
+	}
+	if len(lb.pages) != len(want) || len(want) == 0 {
+		t.Fatalf("after without: %d pages, want %d", len(lb.pages), len(want))
+	}
+	for p, b := range want {
+		if got, ok := lb.get(p); !ok || got != b {
+			t.Fatalf("after without: page %d: %+v %v, want %+v", p, got, ok, b)
+		}
+	}
+	for _, p := range gone {
+		if _, ok := lb.get(p); ok {
+			t.Errorf("page %d dropped but still has a bound", p)
+		}
+	}
 }

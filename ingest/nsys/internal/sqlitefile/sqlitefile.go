@@ -455,6 +455,17 @@ func (f *File) Bound(p uint32) (lo, hi int64) {
 	return b.lo, b.hi
 }
 
+// Forget drops the bounds Leaves kept for leaves, once no cursor reads
+// them: a large table's are megabytes (20 bytes a leaf), held through the
+// rest of the read otherwise. A cursor given a leaf list without bounds
+// checks its pages against none (as for a list that did not come from
+// Leaves); a page in two trees of a damaged file loses its bound for both.
+func (f *File) Forget(leaves []uint32) {
+	f.boundMu.Lock()
+	defer f.boundMu.Unlock()
+	f.bounds = f.bounds.without(leaves)
+}
+
 // NewCursor returns a cursor over leaves (from Leaves, or a sub-slice of
 // it) that reads cols of each row.
 func (f *File) NewCursor(leaves []uint32, cols []Column) *Cursor {

@@ -1,0 +1,77 @@
+package nsys
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/umtrace/umtrace/ingest"
+)
+
+// TestScanDropsLayout: a table's page plan and its leaves' bounds live
+// while a scan reads it; the last scan's end drops both, and a later scan
+// makes them again and reads the same rows. StringIds' plan, pinned, stays.
+func TestScanDropsLayout(t *testing.T) {
+	path := filepath.Join(sharedDir(t, "traces"), "torch_mlp_managed.sqlite")
+	r, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	src := r.SourceTable(ingest.API)
+	pt, done, err := r.layouts.scanLayout(src)
+	if err != nil || pt == nil {
+		t.Fatalf("%s: no page plan (%v)", src, err)
+	}
+	if len(pt.leaves) < 2 {
+		t.Fatalf("%s has %d leaf pages: the test needs a table of several", src, len(pt.leaves))
+	}
+	bounded := func() int {
+		n := 0
+		for _, p := range pt.leaves {
+			if lo, hi := r.pages.Bound(p); lo != math.MinInt64 || hi != math.MaxInt64 {
+				n++
+			}
+		}
+		return n
+	}
+	if n := bounded(); n < len(pt.leaves)-1 { // the first leaf may be bounded by nothing below
+		t.Fatalf("while scanned: %d of %d leaves bounded", n, len(pt.leaves))
+	}
+	count := func() int64 {
+		var rows int64
+		if err := r.ScanColumns(ingest.API, nil, func(b arrow.RecordBatch) error { rows += b.NumRows(); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	first := count() // a scan beside the held one: the plan stays
+	if n := bounded(); n < len(pt.leaves)-1 || r.layouts.m[src] != pt {
+		t.Fatalf("after a scan beside another: %d of %d leaves bounded, plan kept %v", n, len(pt.leaves), r.layouts.m[src] == pt)
+	}
+	done()
+	if n := bounded(); n != 0 {
+		t.Errorf("after the last scan: %d leaves still bounded", n)
+	}
+	if _, ok := r.layouts.m[src]; ok {
+		t.Error("after the last scan: the plan is kept")
+	}
+	if again := count(); again != first || first == 0 {
+		t.Errorf("rows read again: %d, first %d", again, first)
+	}
+	if _, ok := r.layouts.m[src]; ok {
+		t.Error("after a scan of its own: the plan is kept")
+	}
+
+	sp, err := r.layouts.pageLayout("StringIds")
+	if err != nil || sp == nil {
+		t.Fatalf("StringIds: no page plan (%v)", err)
+	}
+	_, done, _ = r.layouts.scanLayout("StringIds")
+	done()
+	if r.layouts.m["StringIds"] != sp {
+		t.Error("StringIds' pinned plan dropped after a scan")
+	}
+}
