@@ -29,7 +29,7 @@ type apiBatch struct {
 	long    []apiLong   // durations that do not fit, in row order
 	threads []streamKey // distinct, in the order of their first rows
 	graph   []graphLaunch
-	calls   []call // the host-blocking calls, in row order; api is the name's key until commit
+	calls   []callRec // the host-blocking calls, in row order; api is the name's key until commit
 }
 
 // rowScratch is what preparing a batch needs only while it prepares: it
@@ -243,7 +243,7 @@ func (b *apiBatch) prepare(r arrow.RecordBatch, sc *rowScratch) {
 			if !corr.IsNull(i) {
 				cr = corr.Value(i)
 			}
-			b.calls = append(b.calls, call{start: s, end: e, pid: p, tid: tid.Value(i), corr: cr, api: int32(k), scope: cl.Scope, explicit: cl.Kind == Explicit})
+			b.calls = append(b.calls, callRec{start: s, end: e, pid: p, tid: tid.Value(i), corr: cr, api: int32(k), scope: cl.Scope, explicit: cl.Kind == Explicit})
 		}
 	}
 	b.place(n, sc)

@@ -53,7 +53,7 @@ func openInParts(t *testing.T, path string) *nsys.Reader {
 // apiState is what the API table's consumer leaves in a collector.
 type apiState struct {
 	Names   []string
-	Calls   []call
+	Calls   []callRec
 	Procs   map[int64]apiProcState
 	Threads map[streamKey]bool
 	Graph   []graphLaunch
