@@ -66,7 +66,7 @@ type scanPlan struct {
 	sel    string // SELECT ... FROM src, without a WHERE clause
 	lo, hi int64  // the table's rowid span
 	parts  []part
-	ahead  int64 // what the parts read ahead hold at most (readAheadBytes, less for text)
+	ahead  int64  // what the parts read ahead hold at most (readAheadBytes, less for text)
 	done   func() // the scan has read its rows (pageLayouts.scanLayout); nil for none
 }
 
