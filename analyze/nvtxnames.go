@@ -25,18 +25,21 @@ type rangeNameTable struct {
 	// all, are kept whole
 	whole map[int32]string
 	// While collecting: the names by hash, in an open-addressing table
-	// (linear probing from the hash's low bits). A slot holds the top 32
-	// bits of a name's hash and its id + 1 (0: empty). hashes[id] is id's
-	// name's hash (for growing) and a second hash of it under another
-	// seed: a slot whose bits match is the name when both hashes are the
-	// name's. Two 64-bit hashes under random seeds are one 128-bit key:
-	// the chance that any of a trace's millions of lookups meets another
-	// name with both is below 10^-26. Comparing the names instead (the
-	// template, then each digit run) was 160 of a lookup's 360 ns on
-	// name-diverse's 200-byte names. (A Go map of hash → id cost two to
-	// three cache misses a lookup against one here.)
+	// (linear probing from the hash's top bits). A slot holds the top 32
+	// bits of a name's hash and its id + 1 (0: empty): a table of at most
+	// 2^32 slots grows from its slots alone. hash2s[id] is a second hash
+	// of id's name, under another seed: a slot whose bits match is the
+	// name when its second hash is the name's too. The 32 bits and the
+	// second hash under random seeds are one 96-bit key: the chance that
+	// any of a trace's millions of lookups meets another name with both is
+	// below 10^-16. Comparing the names instead (the template, then each
+	// digit run) was 160 of a lookup's 360 ns on name-diverse's 200-byte
+	// names. (A Go map of hash → id cost two to three cache misses a
+	// lookup against one here; both hashes kept per name, 16 bytes, were
+	// 2.4 MB more at the read's end, the analysis' memory peak.)
 	slots  []uint64
-	hashes [][2]uint64
+	bits   uint // len(slots) is 1<<bits
+	hash2s []uint64
 	seed   maphash.Seed
 	seed2  maphash.Seed
 	buf    []byte
@@ -91,7 +94,7 @@ func (t *rangeNameTable) find(s string, h uint64, h2 *uint64) (id int32, slot ui
 		return -1, 0
 	}
 	mask := uint64(len(t.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
+	for i := h >> (64 - t.bits); ; i = (i + 1) & mask {
 		e := t.slots[i]
 		if e == 0 {
 			return -1, i
@@ -100,7 +103,7 @@ func (t *rangeNameTable) find(s string, h uint64, h2 *uint64) (id int32, slot ui
 			if *h2 == 0 {
 				*h2 = t.hash2(s)
 			}
-			if id := int32(uint32(e)) - 1; t.hashes[id] == [2]uint64{h, *h2} {
+			if id := int32(uint32(e)) - 1; t.hash2s[id] == *h2 {
 				return id, i
 			}
 		}
@@ -121,7 +124,7 @@ func (t *rangeNameTable) idHashed(s string, h, h2 uint64) int32 {
 		return id
 	}
 	id = int32(len(t.recs))
-	if 2*(len(t.hashes)+1) > len(t.slots) {
+	if 2*(len(t.hash2s)+1) > len(t.slots) {
 		t.grow()
 		_, slot = t.find(s, h, &h2)
 	}
@@ -129,7 +132,7 @@ func (t *rangeNameTable) idHashed(s string, h, h2 uint64) int32 {
 		h2 = t.hash2(s)
 	}
 	t.slots[slot] = slotOf(h, id)
-	t.hashes = append(t.hashes, [2]uint64{h, h2})
+	t.hash2s = append(t.hash2s, h2)
 	t.add(s)
 	return id
 }
@@ -137,17 +140,22 @@ func (t *rangeNameTable) idHashed(s string, h, h2 uint64) int32 {
 // slotOf is the slot of the name id whose hash is h.
 func slotOf(h uint64, id int32) uint64 { return h>>32<<32 | uint64(uint32(id+1)) }
 
-// grow doubles the slots (at least 1024) and puts every name back.
+// grow doubles the slots (at least 1024) and puts every name back, where
+// the top bits of its hash that its old slot holds say.
 func (t *rangeNameTable) grow() {
-	t.slots = make([]uint64, max(1024, 2*len(t.slots)))
+	old := t.slots
+	t.bits = max(10, t.bits+1)
+	t.slots = make([]uint64, 1<<t.bits)
 	mask := uint64(len(t.slots) - 1)
-	for id, hh := range t.hashes {
-		h := hh[0]
-		i := h & mask
+	for _, e := range old {
+		if e == 0 {
+			continue
+		}
+		i := e >> (64 - t.bits)
 		for t.slots[i] != 0 {
 			i = (i + 1) & mask
 		}
-		t.slots[i] = slotOf(h, int32(id))
+		t.slots[i] = e
 	}
 }
 
@@ -243,6 +251,6 @@ func (t *rangeNameTable) key(id int32) string {
 
 // done drops what only collecting needs.
 func (t *rangeNameTable) done() {
-	t.slots, t.hashes, t.buf = nil, nil, nil
+	t.slots, t.hash2s, t.buf = nil, nil, nil
 	t.tmpls.Done()
 }
