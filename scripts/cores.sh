@@ -40,6 +40,12 @@ one() {
 		sed 's/(ends at.*CPU/CPU/; s/allocated.*GCs,//; s/peak RSS//' | tr -s ' ' | tr '\n' ';' | sed 's/umtrace: //g'
 	echo
 }
+# The hypervisor's share: steal time (/proc/stat) over the timed runs. A
+# host whose vCPUs wait for their physical cores shortens the 16-core runs
+# less than the two-core ones (twelfth session: 29% of busy time stolen,
+# every binary 3.0-3.4x where other hosts gave 4.0-4.5x).
+cpuline() { head -1 /proc/stat; }
+s0=$(cpuline)
 for shape in easy address-diverse; do
 	for i in $(seq "$RUNS"); do
 		for b in "$@"; do
@@ -48,6 +54,12 @@ for shape in easy address-diverse; do
 		done
 	done
 done
+s1=$(cpuline)
+# cpu user nice system idle iowait irq softirq steal: the steal's share of
+# the busy time (user to softirq, and steal) and of all of it.
+echo "$s0 $s1" | awk '{for (i = 2; i <= 9; i++) { d[i] = $(i + 11) - $i; all += d[i] }
+	busy = d[2] + d[3] + d[4] + d[7] + d[8] + d[9]
+	printf "steal %.0f%% of busy CPU time, %.0f%% of all, over the timed runs\n", 100 * d[9] / busy, 100 * d[9] / all}'
 if [ -n "${SCALE:-}" ]; then
 	for shape in easy address-diverse; do
 		for p in 4 8; do
