@@ -592,6 +592,9 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 		c.migrations = make([]migration, 0, est.EstimateRows(ingest.Memcpy))
 		c.gfaults = make([]gfault, 0, est.EstimateRows(ingest.GPUFault))
 		c.cfaults = make([]cfault, 0, est.EstimateRows(ingest.CPUFault))
+		// Sized: grown a doubling at a time, address-diverse's 138k sync
+		// records' map was most of addSync's time.
+		c.syncStream = make(map[pidCorr]int64, est.EstimateRows(ingest.Sync))
 		// Ranges straight into their list (most NVTX rows are ranges):
 		// filled from blocks at the end, two copies of every range were
 		// live at once.
