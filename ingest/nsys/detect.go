@@ -3,6 +3,7 @@ package nsys
 import (
 	"database/sql"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -311,8 +312,10 @@ func (st *stringTable) stringIDsWhole() (*strs, error) {
 	return b.done(), nil
 }
 
-// EstimateRows returns an upper bound on t's rows (the rowid span of its
-// source table: two b-tree seeks, no scan). It implements
+// EstimateRows returns an upper bound on t's rows: the rowid span of its
+// source table (two b-tree seeks, no scan), at most what its pages can
+// hold. Rowids need not be dense: a table of two rows at rowids 1 and
+// 2^62 had consumers size a slice of 2^62 records. It implements
 // ingest.RowEstimator.
 func (r *Reader) EstimateRows(t *ingest.Table) int64 {
 	src := r.SourceTable(t)
@@ -323,5 +326,24 @@ func (r *Reader) EstimateRows(t *ingest.Table) int64 {
 	if err := r.db.QueryRow(rowidSpanSQL(src)).Scan(&lo, &hi); err != nil || !lo.Valid {
 		return 0
 	}
-	return hi.Int64 - lo.Int64 + 1
+	n := hi.Int64 - lo.Int64 + 1
+	if n <= 0 {
+		n = math.MaxInt64 // the span overflows
+	}
+	return min(n, r.maxRows(src))
+}
+
+// maxRows bounds the rows table src can hold: a leaf page holds at most a
+// cell per 4 bytes (a cell pointer and three one-byte fields), counted on
+// the table's leaves where the page reader has its plan, else on every
+// page of the file.
+func (r *Reader) maxRows(src string) int64 {
+	if pt, err := r.layouts.peekLayout(src); err == nil && pt != nil {
+		return int64(len(pt.leaves)) * int64(r.pages.PageSize()/4)
+	}
+	var pages, size int64
+	if err := r.db.QueryRow(`SELECT * FROM pragma_page_count(), pragma_page_size()`).Scan(&pages, &size); err != nil || pages <= 0 || size <= 0 {
+		return math.MaxInt64
+	}
+	return pages * (size / 4)
 }

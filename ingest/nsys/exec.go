@@ -153,20 +153,20 @@ func (x *scanner) rest(pc *pageCorrupt, fn func(arrow.RecordBatch, any) error) e
 		return err
 	}
 	lo := pc.last
-	if lo != math.MinInt64 && lo != math.MaxInt64 {
+	switch lo {
+	case math.MaxInt64:
+		return nil // no rowid above it
+	case math.MinInt64: // from the table's start
+	default:
 		lo++
 	}
 	// The same rowid span as the SQLite path reads (a damaged tree can
 	// hold keys past it that SQLite's range walk never sees).
 	lo = max(lo, p.lo)
-	end := p.hi
-	if end < math.MaxInt64 {
-		end++
-	}
 	return x.readPart(part{
-		what:  fmt.Sprintf("rowid %d..%d after a doubtful page", lo, end-1),
+		what:  fmt.Sprintf("rowid %d..%d after a doubtful page", lo, p.hi),
 		batch: r.opts.BatchRows,
-		rows:  rangeRows{r: r, s: x.s, stmt: p.sel + ` WHERE rowid >= ? AND rowid < ?`, lo: lo, hi: end, driver: true},
+		rows:  rangeRows{r: r, s: x.s, stmt: p.sel + ` WHERE rowid >= ? AND rowid <= ?`, lo: lo, hi: p.hi, driver: true},
 	}, x.newQuery(), x.direct(fn))
 }
 

@@ -1,8 +1,11 @@
 package nsys
 
 import (
+	"database/sql"
+	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -73,5 +76,62 @@ func TestScanDropsLayout(t *testing.T) {
 	done()
 	if r.layouts.m["StringIds"] != sp {
 		t.Error("StringIds' pinned plan dropped after a scan")
+	}
+}
+
+// TestSparseRowids: rowids need not be dense. A table with rows at rowids
+// -2^63, 2^62 and 2^63-1 beside its own is read whole on every read path,
+// and its row estimate stays within what its pages hold (a span of 2^62
+// sized a slice of 2^62 records, and the SQLite path's batch channels,
+// and an exclusive upper bound missed rowid 2^63-1).
+func TestSparseRowids(t *testing.T) {
+	path := copyTrace(t, filepath.Join(sharedDir(t, "traces"), "um_pingpong_default.sqlite"))
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const table = "CUPTI_ACTIVITY_KIND_MEMCPY"
+	var cols []string
+	rows, err := db.Query(`SELECT name FROM pragma_table_info(?) WHERE pk = 0`, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		cols = append(cols, `"`+c+`"`)
+	}
+	rows.Close()
+	list := strings.Join(cols, ", ")
+	for _, id := range []int64{math.MinInt64, 1 << 62, math.MaxInt64} {
+		if _, err := db.Exec(fmt.Sprintf(`INSERT INTO %s (rowid, %s) SELECT ?, %s FROM %s WHERE rowid > 0 LIMIT 1`, table, list, list, table), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var want int64
+	if err := db.QueryRow(`SELECT count(*) FROM ` + table).Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for i, rp := range readPaths {
+		r, err := Open(path, Options{Read: rp.path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		est := r.EstimateRows(ingest.Memcpy)
+		var got int64
+		err = r.ScanColumns(ingest.Memcpy, nil, func(b arrow.RecordBatch) error { got += b.NumRows(); return nil })
+		r.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", readPaths[i].name, err)
+		}
+		if got != want {
+			t.Errorf("%s: %d rows read, want %d", rp.name, got, want)
+		}
+		if est < want || est > 1<<30 {
+			t.Errorf("%s: %d rows estimated for %d rows in a small file", rp.name, est, want)
+		}
 	}
 }

@@ -55,8 +55,21 @@ type pageLayouts struct {
 // unreadable default, or a file the page reader does not support), kept
 // for the reader's life (StringIds, looked up through the analysis).
 func (pl *pageLayouts) pageLayout(src string) (*pageTable, error) {
-	return pl.layout(src, true)
+	return pl.layout(src, usePin)
 }
+
+// peekLayout is src's plan for a look at it (its leaves), not a scan: a
+// plan it makes is kept for the scan that follows, which drops it.
+func (pl *pageLayouts) peekLayout(src string) (*pageTable, error) {
+	return pl.layout(src, usePeek)
+}
+
+// How layout's caller uses the plan.
+const (
+	usePin  = iota // for the reader's life
+	useScan        // for one scan, which calls its done
+	usePeek        // for a look, now
+)
 
 // scanLayout is pageLayout for one scan, which calls done when it has
 // read its rows: the last scan of a table drops its plan and its leaves'
@@ -64,7 +77,7 @@ func (pl *pageLayouts) pageLayout(src string) (*pageTable, error) {
 // tables still being read would otherwise carry to the end of the read,
 // the analysis' memory peak. A later scan makes the plan again.
 func (pl *pageLayouts) scanLayout(src string) (pt *pageTable, done func(), err error) {
-	pt, err = pl.layout(src, false)
+	pt, err = pl.layout(src, useScan)
 	if pt == nil || err != nil {
 		return pt, func() {}, err
 	}
@@ -78,9 +91,9 @@ func (pl *pageLayouts) scanLayout(src string) (pt *pageTable, done func(), err e
 	}, nil
 }
 
-// layout returns src's plan, made when there is none; pin keeps it for
-// the reader's life, else it counts one more scan of it.
-func (pl *pageLayouts) layout(src string, pin bool) (*pageTable, error) {
+// layout returns src's plan, made when there is none, for use (usePin,
+// useScan, usePeek).
+func (pl *pageLayouts) layout(src string, use int) (*pageTable, error) {
 	r := pl.r
 	if r.pages == nil || !r.opts.pageReads() {
 		return nil, nil
@@ -99,8 +112,10 @@ func (pl *pageLayouts) layout(src string, pin bool) (*pageTable, error) {
 		pl.m[src] = pt
 	}
 	if pt != nil {
-		pt.pinned = pt.pinned || pin
-		if !pin {
+		switch use {
+		case usePin:
+			pt.pinned = true
+		case useScan:
 			pt.scans++
 		}
 	}

@@ -32,7 +32,9 @@ type pageRows struct {
 	leaves []uint32
 }
 
-// rangeRows reads rows lo <= rowid < hi through SQLite: the bulk C
+// rangeRows reads rows lo <= rowid <= hi through SQLite (hi inclusive: a
+// table may hold rowid 2^63-1, past which an exclusive bound has no
+// value): the bulk C
 // reader, or the driver (text columns, or Options.Read = ReadDriverRows).
 type rangeRows struct {
 	r      *Reader
@@ -89,7 +91,7 @@ func (x *scanner) planScan(src string, q query) (*scanPlan, error) {
 	}
 	p := &scanPlan{src: src, sel: fmt.Sprintf(`SELECT %s FROM "%s"`, strings.Join(sel, ", "), src), lo: lo.Int64, hi: hi.Int64}
 	parts := 1
-	if n, par := p.hi-p.lo+1, r.opts.ParallelRows; n >= par {
+	if n, par := r.EstimateRows(x.t), r.opts.ParallelRows; n >= par {
 		parts = int(min(n/max(par/2, 1), maxParts))
 	}
 	pt, done, err := r.layouts.scanLayout(src)
@@ -168,18 +170,28 @@ func (p *scanPlan) pageParts(r *Reader, s *strs, pt *pageTable, cols []sqlitefil
 
 // rangeParts splits the table's rowid span into parts for SQLite; ncols is
 // the columns selected.
+// The span is counted in uint64 (rowids may run from -2^63 to 2^63-1),
+// and a part's rows and batches are at most what the table can hold
+// (rowids need not be dense: a span of 2^62 with two rows sized a batch
+// channel of 2^46).
 func (p *scanPlan) rangeParts(r *Reader, s *strs, parts, ncols int, driver bool) {
-	stmt := p.sel + ` WHERE rowid >= ? AND rowid < ?`
+	stmt := p.sel + ` WHERE rowid >= ? AND rowid <= ?`
 	batchRows := int64(r.opts.BatchRows)
-	step := (p.hi - p.lo + 1 + int64(parts) - 1) / int64(parts)
+	maxRows := uint64(r.maxRows(p.src))
+	span := uint64(p.hi) - uint64(p.lo) // rows - 1 at most
+	step := span/uint64(parts) + 1
 	for i := 0; i < parts; i++ {
-		a := p.lo + int64(i)*step
-		b := min(a+step, p.hi+1)
+		a := int64(uint64(p.lo) + uint64(i)*step)
+		b := p.hi // inclusive
+		if uint64(p.hi)-uint64(a) >= step {
+			b = int64(uint64(a) + step - 1)
+		}
+		rows := int64(min(uint64(b)-uint64(a), maxRows-1) + 1)
 		p.parts = append(p.parts, part{
-			what:    fmt.Sprintf("rowid %d..%d", a, b-1),
-			batch:   int(min(b-a, batchRows)),
-			batches: int((b-a)/batchRows) + 2,
-			bytes:   (b - a) * 8 * int64(ncols),
+			what:    fmt.Sprintf("rowid %d..%d", a, b),
+			batch:   int(min(rows, batchRows)),
+			batches: int(rows/batchRows) + 2,
+			bytes:   rows * 8 * int64(ncols),
 			rows:    rangeRows{r: r, s: s, stmt: stmt, lo: a, hi: b, driver: driver},
 		})
 	}
