@@ -194,9 +194,8 @@ func (t *migClasses) make(start int64, dur, bytes uint32, pid int32, kind, cause
 	return migration{start: start, tagged: uint64(id)<<migAddrBits | addr&migAddrMask, dur: dur, bytes: bytes}
 }
 
-// retag gives each of ms, whose classes are indexes of another table,
-// its class's index in t instead: ids[i] is that table's class i's index
-// here.
+// retag moves ms from one table of classes to another: ids[i] is the
+// first table's class i's index in the second.
 func retag(ms []migration, ids []uint32) {
 	for i := range ms {
 		m := &ms[i]
