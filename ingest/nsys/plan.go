@@ -32,10 +32,10 @@ type pageRows struct {
 	leaves []uint32
 }
 
-// rangeRows reads rows lo <= rowid <= hi through SQLite (hi inclusive: a
-// table may hold rowid 2^63-1, past which an exclusive bound has no
-// value): the bulk C
+// rangeRows reads rows lo <= rowid <= hi through SQLite: the bulk C
 // reader, or the driver (text columns, or Options.Read = ReadDriverRows).
+// hi is inclusive: a table may hold rowid 2^63-1, past which an exclusive
+// bound has no value.
 type rangeRows struct {
 	r      *Reader
 	s      *strs
@@ -169,8 +169,7 @@ func (p *scanPlan) pageParts(r *Reader, s *strs, pt *pageTable, cols []sqlitefil
 }
 
 // rangeParts splits the table's rowid span into parts for SQLite; ncols is
-// the columns selected.
-// The span is counted in uint64 (rowids may run from -2^63 to 2^63-1),
+// the columns selected. The span is counted in uint64 (rowids may run from -2^63 to 2^63-1),
 // and a part's rows and batches are at most what the table can hold
 // (rowids need not be dense: a span of 2^62 with two rows sized a batch
 // channel of 2^46).
