@@ -80,6 +80,12 @@ func TestHelperMain(t *testing.T) {
 	if code, ok := supervise(os.Stderr, args, child); ok {
 		os.Exit(code)
 	}
+	if v := os.Getenv("UMTRACE_TEST_PANIC"); v != "" && os.Getenv(supervisedEnv) != "" {
+		// A bug, planted in the supervised child, on a goroutine of its
+		// own as most of the analysis's run.
+		go func() { panic("planted for the test: " + v) }()
+		select {}
+	}
 	os.Exit(run(os.Stdout, os.Stderr, args))
 }
 

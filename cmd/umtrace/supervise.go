@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -23,8 +24,13 @@ import (
 // as before) and its stderr passes through the parent line by line. When
 // the child dies of the runtime's out-of-memory errors (or the cgroup's
 // OOM killer), the parent drops the dump and prints one line,
-// "umtrace analyze: out of memory reading FILE (limit: ...)", and exits 4;
-// otherwise it exits with the child's code. SIGINT, SIGTERM, SIGHUP and
+// "umtrace analyze: out of memory reading FILE (limit: ...)", and exits 4.
+// A child that panics (or dies of another of the runtime's fatal errors)
+// is a bug: the parent prints one line, "umtrace analyze: internal error
+// reading FILE: MESSAGE (a bug in umtrace; the Go runtime's report is in
+// PATH)", keeps the runtime's report in a file of the temporary directory
+// for the bug report, and exits 4. Otherwise it exits with the child's
+// code. SIGINT, SIGTERM, SIGHUP and
 // SIGQUIT sent to the parent are passed to the child; a child killed by a
 // signal kills the parent with it. The cost is one exec of the binary
 // (a few milliseconds); UMTRACE_SUPERVISE=0 runs the command in-process.
@@ -96,6 +102,14 @@ func supervise(stderr io.Writer, args []string, child func(exe string, args []st
 		fmt.Fprintf(stderr, "umtrace %s: out of memory%s (limit: %s)\n", args[0], readingWhat(args[1:]), readMemLimits().describe())
 		return exitInternal, true
 	}
+	if f.crash != nil {
+		if cmd.ProcessState.Success() || st.Signaled() {
+			stderr.Write(f.dump.Bytes()) // not the child's end after all
+		} else {
+			fmt.Fprintf(stderr, "umtrace %s: internal error%s: %s\n", args[0], readingWhat(args[1:]), f.crashReport())
+			return exitInternal, true
+		}
+	}
 	if st.Signaled() {
 		// Die of the same signal, as the child did.
 		signal.Reset(st.Signal())
@@ -118,10 +132,48 @@ type stderrFilter struct {
 	pending []byte // the start of a line that may be a runtime message
 	midLine bool   // part of the current line has been passed on
 	oom     bool   // an out-of-memory line was seen: drop the rest
+	crash   []byte // a panic's or other fatal error's first line, once seen: the rest goes to dump
+	dump    bytes.Buffer
 }
 
-// runtimePrefixes start the runtime's fatal messages.
-var runtimePrefixes = []string{"fatal error: ", "runtime: ", "runtime/cgo: "}
+// maxDump bounds the runtime's report a crash keeps (every goroutine's
+// stack: thousands of lines where many goroutines run).
+const maxDump = 4 << 20
+
+// isCrash reports whether line starts the runtime's report of a panic or
+// of a fatal error other than running out of memory.
+func isCrash(line []byte) bool {
+	return bytes.HasPrefix(line, []byte("panic: ")) || (bytes.HasPrefix(line, []byte("fatal error: ")) && !isOOM(line))
+}
+
+// crashReport is the crash's message, and where its report was kept (a
+// file umtrace-crash-*.txt of the temporary directory).
+func (f *stderrFilter) crashReport() string {
+	msg := strings.TrimSpace(string(f.crash))
+	for _, p := range []string{"panic: ", "fatal error: "} {
+		msg = strings.TrimPrefix(msg, p)
+	}
+	out, err := os.CreateTemp("", "umtrace-crash-*.txt")
+	if err != nil {
+		return msg + " (a bug in umtrace)"
+	}
+	_, err = out.Write(f.dump.Bytes())
+	if cerr := out.Close(); err != nil || cerr != nil {
+		os.Remove(out.Name())
+		return msg + " (a bug in umtrace)"
+	}
+	return fmt.Sprintf("%s (a bug in umtrace; the Go runtime's report is in %s)", msg, out.Name())
+}
+
+// keep adds p to the crash's report, up to maxDump bytes.
+func (f *stderrFilter) keep(p []byte) {
+	if room := maxDump - f.dump.Len(); room > 0 {
+		f.dump.Write(p[:min(len(p), room)])
+	}
+}
+
+// runtimePrefixes start the runtime's fatal messages (a panic's too).
+var runtimePrefixes = []string{"fatal error: ", "runtime: ", "runtime/cgo: ", "panic: "}
 
 // oomMarks are the runtime's messages when memory or address space runs
 // out (mallocgc, the page allocator, the heap's arenas, cgo threads).
@@ -132,6 +184,10 @@ func (f *stderrFilter) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
 		if f.oom {
+			return n, nil
+		}
+		if f.crash != nil {
+			f.keep(p)
 			return n, nil
 		}
 		i := bytes.IndexByte(p, '\n')
@@ -157,9 +213,13 @@ func (f *stderrFilter) Write(p []byte) (int, error) {
 		}
 		line := append(f.pending, p[:i+1]...)
 		p = p[i+1:]
-		if isOOM(line) {
+		switch {
+		case isOOM(line):
 			f.oom = true
-		} else {
+		case isCrash(line):
+			f.crash = slices.Clone(line)
+			f.keep(line)
+		default:
 			f.w.Write(line)
 		}
 		f.pending = line[:0]
@@ -170,7 +230,11 @@ func (f *stderrFilter) Write(p []byte) (int, error) {
 // flush passes on a held partial line at the end.
 func (f *stderrFilter) flush() {
 	if len(f.pending) > 0 && !f.oom && !isOOM(f.pending) {
-		f.w.Write(f.pending)
+		if f.crash != nil {
+			f.keep(f.pending)
+		} else {
+			f.w.Write(f.pending)
+		}
 	}
 	f.pending = nil
 }
