@@ -3,6 +3,7 @@ package nsys
 import (
 	"database/sql"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -155,7 +156,11 @@ func (c *checks) times(table string, start, end sql.NullInt64, hasEnd bool) bool
 	case hasEnd && !end.Valid:
 		c.bad(table, "end", 0, "NULL end, left out")
 	case hasEnd && end.Int64 < start.Int64:
-		c.bad(table, "end", end.Int64-start.Int64, "end before start, left out; the example is end-start")
+		d := end.Int64 - start.Int64
+		if d >= 0 {
+			d = math.MinInt64 // more than 2^63 ns before: the difference overflows
+		}
+		c.bad(table, "end", d, "end before start, left out; the example is end-start")
 	default:
 		return c.inWindow(table, start.Int64, end.Int64, hasEnd)
 	}

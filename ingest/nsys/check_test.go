@@ -1,6 +1,8 @@
 package nsys
 
 import (
+	"database/sql"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -237,5 +239,25 @@ func TestNonIntegerValuesOnEveryReadPath(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestEndBeforeStartOverflow: an end more than 2^63 ns before its start
+// (end -2^63, start near 2^63) is quoted as -2^63, not as the wrapped,
+// positive difference (8).
+func TestEndBeforeStartOverflow(t *testing.T) {
+	c := &checks{}
+	if c.times("T", sql.NullInt64{Int64: math.MaxInt64 - 7, Valid: true}, sql.NullInt64{Int64: math.MinInt64, Valid: true}, true) {
+		t.Fatal("an end before its start taken")
+	}
+	c.times("U", sql.NullInt64{Int64: 10, Valid: true}, sql.NullInt64{Int64: 4, Valid: true}, true)
+	for k, a := range c.m {
+		want := map[string]int64{"T": math.MinInt64, "U": -6}[k.table]
+		if a.example != want {
+			t.Errorf("%s: example %d, want %d", k.table, a.example, want)
+		}
+	}
+	if len(c.m) != 2 {
+		t.Errorf("%d warnings, want 2", len(c.m))
 	}
 }
