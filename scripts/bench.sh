@@ -107,10 +107,10 @@ phases() {
 
 echo "# umtrace bench: $(nproc) CPUs, $(awk '/MemTotal/{printf "%.0f GB", $2/1e6}' /proc/meminfo) RAM, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
 echo "# traces: $CACHE (umtrace synth OUT --rows N --seed 1 --episodes 8 --episode-steps N/30000+1 --decoys 2 --decoy-steps 20 --shape SHAPE)"
-echo "# best of $RUNS, umtrace and the floor alternating; phases (s) from umtrace's best run (UMTRACE_PHASES=1)"
+echo "# best of $RUNS, umtrace and the floor alternating; median: the ratio of the two medians and umtrace's largest peak RSS of the $RUNS runs (issue 28's measure); phases (s) from umtrace's best run (UMTRACE_PHASES=1)"
 echo
-printf '| %-15s | %-10s | %-8s | %-22s | %-22s | %-10s | %-16s | %s |\n' "shape" "rows" "file" "umtrace analyze s / RSS" "sqlite3 floor s / RSS" "wall ratio" "CPU s (u / floor)" "phases (s)"
-printf '|%s|%s|%s|%s|%s|%s|%s|%s|\n' ----------------- ------------ ---------- ------------------------ ------------------------ ------------ ------------------ -----------
+printf '| %-15s | %-10s | %-8s | %-22s | %-22s | %-10s | %-18s | %-16s | %s |\n' "shape" "rows" "file" "umtrace analyze s / RSS" "sqlite3 floor s / RSS" "wall ratio" "median ratio / RSS" "CPU s (u / floor)" "phases (s)"
+printf '|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n' ----------------- ------------ ---------- ------------------------ ------------------------ ------------ -------------------- ------------------ -----------
 ERR=$(mktemp)
 best_err=$(mktemp)
 tr=
@@ -128,19 +128,27 @@ for c in $CASES; do
 	floor_sql "$tr" >"$sqlf"
 	# Warm the page cache so both sides read from memory.
 	cat "$tr" >/dev/null
-	ub= fb=
+	ub= fb= uall= fall=
 	for ((r = 0; r < RUNS; r++)); do
 		u=$(UMTRACE_PHASES=1 once "$BIN" analyze "$tr" --format json -o /dev/null)
 		if [ "$(better "$u" "$ub")" = "$u" ]; then cp "$ERR" "$best_err"; fi
 		ub=$(better "$u" "$ub")
-		fb=$(better "$(once sqlite3 "$tr" ".read $sqlf")" "$fb")
+		f=$(once sqlite3 "$tr" ".read $sqlf")
+		fb=$(better "$f" "$fb")
+		uall+="$u"$'\n' fall+="$f"$'\n'
 	done
+	# median: the ratio of the medians of the runs' walls, and umtrace's
+	# largest peak RSS.
+	med=$(printf '%s\n' "$uall" "$fall" | awk -v n="$RUNS" 'NF{if (++i <= n) { u[i] = $1; if ($2 > m) m = $2 } else f[i - n] = $1}
+		function median(a,   k, j, t) { for (k = 1; k <= n; k++) for (j = k + 1; j <= n; j++) if (a[j] < a[k]) { t = a[k]; a[k] = a[j]; a[j] = t }
+			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+		END{fm = median(f); printf "%.2fx / %.0f MiB", (fm > 0 ? median(u) / fm : 0), m / 1024}')
 	read -r uw um uc <<<"$ub"
 	read -r fw fm fc <<<"$fb"
 	rm -f "$sqlf"
-	awk -v sh="$shape" -v n="$rows" -v s="$size" -v uw="$uw" -v um="$um" -v fw="$fw" -v fm="$fm" -v uc="$uc" -v fc="$fc" -v ph="$(phases "$best_err")" 'BEGIN{
-		printf "| %-15s | %10d | %4d MiB | %8.2f s / %5.0f MiB | %8.2f s / %5.0f MiB | %9.2fx | %6.2f / %6.2f | %s |\n",
-			sh, n, s, uw, um/1024, fw, fm/1024, (fw > 0 ? uw/fw : 0), uc, fc, ph }'
+	awk -v sh="$shape" -v n="$rows" -v s="$size" -v uw="$uw" -v um="$um" -v fw="$fw" -v fm="$fm" -v uc="$uc" -v fc="$fc" -v md="$med" -v ph="$(phases "$best_err")" 'BEGIN{
+		printf "| %-15s | %10d | %4d MiB | %8.2f s / %5.0f MiB | %8.2f s / %5.0f MiB | %9.2fx | %18s | %6.2f / %6.2f | %s |\n",
+			sh, n, s, uw, um/1024, fw, fm/1024, (fw > 0 ? uw/fw : 0), md, uc, fc, ph }'
 done
 rm -f "$ERR" "$best_err"
 
