@@ -326,11 +326,14 @@ func (r *Reader) EstimateRows(t *ingest.Table) int64 {
 	if err := r.db.QueryRow(rowidSpanSQL(src)).Scan(&lo, &hi); err != nil || !lo.Valid {
 		return 0
 	}
-	n := hi.Int64 - lo.Int64 + 1
-	if n <= 0 {
-		n = math.MaxInt64 // the span overflows
-	}
-	return min(n, r.maxRows(src))
+	return spanRows(lo.Int64, hi.Int64, r.maxRows(src))
+}
+
+// spanRows bounds the rows of a table whose rowids run from lo to hi and
+// whose pages hold at most maxRows: the span's length, counted in uint64
+// (-2^63..2^63-1 overflows an int64), at most maxRows.
+func spanRows(lo, hi, maxRows int64) int64 {
+	return int64(min(uint64(hi)-uint64(lo), uint64(maxRows)-1) + 1)
 }
 
 // maxRows bounds the rows table src can hold: a leaf page holds at most a

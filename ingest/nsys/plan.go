@@ -64,12 +64,13 @@ type part struct {
 
 // scanPlan is how one scan reads its table.
 type scanPlan struct {
-	src    string
-	sel    string // SELECT ... FROM src, without a WHERE clause
-	lo, hi int64  // the table's rowid span
-	parts  []part
-	ahead  int64  // what the parts read ahead hold at most (readAheadBytes, less for text)
-	done   func() // the scan has read its rows (pageLayouts.scanLayout); nil for none
+	src     string
+	sel     string // SELECT ... FROM src, without a WHERE clause
+	lo, hi  int64  // the table's rowid span
+	maxRows int64  // the most rows the table's pages hold (Reader.maxRows)
+	parts   []part
+	ahead   int64  // what the parts read ahead hold at most (readAheadBytes, less for text)
+	done    func() // the scan has read its rows (pageLayouts.scanLayout); nil for none
 }
 
 // maxParts bounds the parts of one table.
@@ -89,9 +90,9 @@ func (x *scanner) planScan(src string, q query) (*scanPlan, error) {
 	if !lo.Valid {
 		return nil, nil // empty table
 	}
-	p := &scanPlan{src: src, sel: fmt.Sprintf(`SELECT %s FROM "%s"`, strings.Join(sel, ", "), src), lo: lo.Int64, hi: hi.Int64}
+	p := &scanPlan{src: src, sel: fmt.Sprintf(`SELECT %s FROM "%s"`, strings.Join(sel, ", "), src), lo: lo.Int64, hi: hi.Int64, maxRows: r.maxRows(src)}
 	parts := 1
-	if n, par := r.EstimateRows(x.t), r.opts.ParallelRows; n >= par {
+	if n, par := spanRows(p.lo, p.hi, p.maxRows), r.opts.ParallelRows; n >= par {
 		parts = int(min(n/max(par/2, 1), maxParts))
 	}
 	pt, done, err := r.layouts.scanLayout(src)
@@ -169,14 +170,13 @@ func (p *scanPlan) pageParts(r *Reader, s *strs, pt *pageTable, cols []sqlitefil
 }
 
 // rangeParts splits the table's rowid span into parts for SQLite; ncols is
-// the columns selected. The span is counted in uint64 (rowids may run from -2^63 to 2^63-1),
-// and a part's rows and batches are at most what the table can hold
-// (rowids need not be dense: a span of 2^62 with two rows sized a batch
-// channel of 2^46).
+// the columns selected. The span is counted in uint64 (rowids may run
+// from -2^63 to 2^63-1), and a part's rows and batches are at most what
+// the table can hold (rowids need not be dense: a span of 2^62 with two
+// rows sized a batch channel of 2^46).
 func (p *scanPlan) rangeParts(r *Reader, s *strs, parts, ncols int, driver bool) {
 	stmt := p.sel + ` WHERE rowid >= ? AND rowid <= ?`
 	batchRows := int64(r.opts.BatchRows)
-	maxRows := uint64(r.maxRows(p.src))
 	span := uint64(p.hi) - uint64(p.lo) // rows - 1 at most
 	step := span/uint64(parts) + 1
 	for i := 0; i < parts; i++ {
@@ -185,7 +185,7 @@ func (p *scanPlan) rangeParts(r *Reader, s *strs, parts, ncols int, driver bool)
 		if uint64(p.hi)-uint64(a) >= step {
 			b = int64(uint64(a) + step - 1)
 		}
-		rows := int64(min(uint64(b)-uint64(a), maxRows-1) + 1)
+		rows := spanRows(a, b, p.maxRows)
 		p.parts = append(p.parts, part{
 			what:    fmt.Sprintf("rowid %d..%d", a, b),
 			batch:   int(min(rows, batchRows)),
