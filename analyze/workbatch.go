@@ -166,7 +166,7 @@ func (b *workBatch) commit(c *collector, r arrow.RecordBatch, t *ingest.Table, d
 // and correlation); the commit reads both kinds of rows, in order.
 type copyBatch struct {
 	procs   []copyProc
-	migs    []migration // in row order, their classes classes'
+	migs    []migration // in row order; their classes are indexes into classes
 	classes migClasses
 	ids     []uint32 // at commit: by index in classes, the collector's
 	copies  []int32  // rows, in order
