@@ -194,10 +194,11 @@ func take[T any](s []T, l *ordList, k int) []T {
 }
 
 // process returns the collector a pass over process p's rows alone would
-// have filled (ProcessSource), derived from c, which it leaves as it was:
-// records are copied, the GPU work's and API durations' blocks shared (the
-// analysis copies them out, and drops only its own references), the
-// names, lookup maps and GPU list shared read-only.
+// have filled (ProcessSource), derived from c: records are copied, the API
+// durations' blocks shared (the analysis copies them out, and drops only
+// its own references), the GPU work's blocks moved out of c (its analysis
+// hands them back merged, takeWork), the names, lookup maps and GPU list
+// shared read-only.
 func (c *collector) process(p int64) *collector {
 	pc := &collector{
 		apiNames: c.apiNames, kernelNames: c.kernelNames, siteNames: c.siteNames, rangeTable: rangeTable{nvtxNames: c.nvtxNames}, nvtxMeta: c.nvtxMeta,
@@ -231,11 +232,16 @@ func (c *collector) process(p int64) *collector {
 			pc.threads[k] = true
 		}
 	}
+	// The GPU work's blocks move: the process's analysis merges them and
+	// hands the merged lists back (takeWork), which the whole analysis
+	// takes in their place. Shared, the blocks stayed whole beside their
+	// merged copy until then (address-diverse 12M: 25 MB a process).
 	c.splitMu.Lock()
 	for _, m := range [][2]map[streamKey]*chunks.List[gpuWork]{{c.kernels, pc.kernels}, {c.copies, pc.copies}, {c.memsets, pc.memsets}} {
 		for k, ws := range m[0] {
 			if k.pid == p {
-				m[1][k] = shared(ws)
+				m[1][k] = ws
+				delete(m[0], k)
 			}
 		}
 	}
@@ -248,15 +254,20 @@ func (c *collector) process(p int64) *collector {
 	} else if k, ok = slices.BinarySearch(o.pids, p); !ok {
 		panic("analyze: split of a process that was not marked")
 	}
-	pc.calls = take(c.calls, &o.calls, k)
-	pc.migrations, pc.migClasses = take(c.migrations, &o.migrations, k), migClasses{list: c.migClasses.list}
-	pc.gfaults = take(c.gfaults, &o.gfaults, k)
+	// The copies in two halves at once: one at a time they kept a core
+	// idle on two (nothing else runs beside a process's split).
+	parallel(func() {
+		pc.calls = take(c.calls, &o.calls, k)
+		pc.cfaults = take(c.cfaults, &o.cfaults, k)
+	}, func() {
+		pc.migrations, pc.migClasses = take(c.migrations, &o.migrations, k), migClasses{list: c.migClasses.list}
+		pc.gfaults = take(c.gfaults, &o.gfaults, k)
+		pc.ranges = take(c.ranges, &o.ranges, k)
+		pc.allocs = take(c.allocs, &o.allocs, k)
+	})
 	if n := c.gclamped[p]; n > 0 {
 		pc.gclamped = map[int64]int{p: n}
 	}
-	pc.cfaults = take(c.cfaults, &o.cfaults, k)
-	pc.ranges = take(c.ranges, &o.ranges, k)
-	pc.allocs = take(c.allocs, &o.allocs, k)
 	for _, g := range c.graphLaunches {
 		if g.pid == p {
 			pc.graphLaunches = append(pc.graphLaunches, g)
@@ -271,25 +282,14 @@ func (c *collector) process(p int64) *collector {
 }
 
 // takeWork is a process's handoff: its streams' merged GPU work (the same
-// lists the whole analysis would merge; the analyses only read them)
-// replaces c's blocks of those streams, which are then let go.
+// lists the whole analysis would merge), in place of the blocks process
+// moved out of c.
 func (c *collector) takeWork(work map[streamKey][]gpuWork) {
 	c.splitMu.Lock()
 	defer c.splitMu.Unlock()
 	for k, ws := range work {
 		c.sortedWork[k] = ws
-		delete(c.kernels, k)
-		delete(c.copies, k)
-		delete(c.memsets, k)
 	}
-}
-
-// shared is a list of l's blocks, not copies of them: a process's share of
-// the whole trace's records, read by both and changed by neither.
-func shared[T any](l *chunks.List[T]) *chunks.List[T] {
-	s := &chunks.List[T]{}
-	s.Share(l)
-	return s
 }
 
 // annotate writes the overlap, stream and waited work that process pid's
