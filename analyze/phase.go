@@ -1,10 +1,12 @@
 package analyze
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
+	"runtime/trace"
 	"strings"
 	"time"
 )
@@ -26,6 +28,11 @@ func phase(w io.Writer, name string) func() {
 	}
 	t := time.Now()
 	return func() {
+		if trace.IsEnabled() {
+			// The phase's end, in an execution trace (UMTRACE_EXECTRACE;
+			// scripts/tracean lists them beside its buckets).
+			trace.Log(context.Background(), "phase", name)
+		}
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
 		fmt.Fprintf(w, "umtrace: %-16s %7.3f s  (ends at %6.3f s%s, allocated %5d MiB, heap %4d MiB, %d GCs%s)\n", name, time.Since(t).Seconds(), time.Since(phaseEpoch).Seconds(), cpuSoFar(), m.TotalAlloc>>20, m.HeapAlloc>>20, m.NumGC, peakRSS())

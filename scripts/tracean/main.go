@@ -5,7 +5,9 @@
 // share of the bucket in a GC mark phase. With a window (ms from the
 // trace's start), it prints instead the functions the trace's CPU samples
 // were in there (run with UMTRACE_CPUPROFILE set too, which records them):
-// the innermost umtrace analyze frame and the leaf.
+// the innermost umtrace analyze frame and the leaf. Run with
+// UMTRACE_PHASES=1, each bucket names the phases that ended in it (and
+// when, in ms).
 //
 //	go run ./scripts/tracean TRACE [BUCKET_MS]            (from scripts/tracean)
 //	go run ./scripts/tracean TRACE BUCKET_MS FROM_MS TO_MS
@@ -76,6 +78,7 @@ func run(f io.Reader, bucket, winLo, winHi float64) error {
 	var gcStart trace.Time
 	inGC := false
 	samples := map[string]int{}
+	var phases []phaseEnd // umtrace's (UMTRACE_PHASES=1), in order
 	for {
 		ev, err := r.ReadEvent()
 		if err == io.EOF {
@@ -116,6 +119,10 @@ func run(f io.Reader, bucket, winLo, winHi float64) error {
 					add(busy, s, ev.Time())
 					delete(running, id)
 				}
+			}
+		case trace.EventLog:
+			if l := ev.Log(); l.Category == "phase" {
+				phases = append(phases, phaseEnd{float64(ev.Time() - t0), l.Message})
 			}
 		case trace.EventRangeBegin:
 			if ev.Range().Name == "GC concurrent mark phase" {
@@ -160,9 +167,20 @@ func run(f io.Reader, bucket, winLo, winHi float64) error {
 	sort.Ints(ks)
 	fmt.Printf("trace %.3f s, buckets of %.0f ms: start (ms), goroutines running, running or runnable, GC mark share\n", float64(last-t0)/1e9, bucket/1e6)
 	for _, k := range ks {
-		fmt.Printf("%7.0f %5.1f %5.1f %4.0f%%\n", float64(k)*bucket/1e6, busy[k]/bucket, demand[k]/bucket, 100*gc[k]/bucket)
+		fmt.Printf("%7.0f %5.1f %5.1f %4.0f%%", float64(k)*bucket/1e6, busy[k]/bucket, demand[k]/bucket, 100*gc[k]/bucket)
+		for len(phases) > 0 && phases[0].at < float64(k+1)*bucket {
+			fmt.Printf("  %s@%.1f", phases[0].name, phases[0].at/1e6)
+			phases = phases[1:]
+		}
+		fmt.Println()
 	}
 	return nil
+}
+
+// phaseEnd is where a phase of umtrace's ended (ns from the trace's start).
+type phaseEnd struct {
+	at   float64
+	name string
 }
 
 // frames names a sample by its innermost umtrace analyze frame and its
