@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"github.com/umtrace/umtrace/analyze/internal/intern"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/umtrace/umtrace/analyze/internal/chunks"
+	"github.com/umtrace/umtrace/analyze/internal/intern"
 )
 
 // TestMergeWork checks mergeWork against sorting the concatenated lists,
@@ -189,6 +189,54 @@ func TestMergeSliced(t *testing.T) {
 		for _, l := range lists {
 			if len(l.Blocks()) != 0 {
 				t.Errorf("trial %d: a list kept its blocks", trial)
+			}
+		}
+	}
+}
+
+// TestWorkSorted: a list of several blocks is sorted unless two items are
+// out of order, within a block or where two blocks meet, on one goroutine
+// and on several.
+func TestWorkSorted(t *testing.T) {
+	n := 3*chunks.BlockLen + 100
+	build := func() *chunks.List[gpuWork] {
+		l := &chunks.List[gpuWork]{}
+		for i := range n {
+			l.Push(gpuWork{end: int64(i / 2), dur: uint32(3 - i%2), name: 1})
+		}
+		return l
+	}
+	// at returns item i of l's blocks.
+	at := func(l *chunks.List[gpuWork], i int) *gpuWork {
+		for _, b := range l.Blocks() {
+			if i < len(b) {
+				return &b[i]
+			}
+			i -= len(b)
+		}
+		panic("out of range")
+	}
+	// Swaps inside the first and last blocks, and where each two blocks meet.
+	swaps := []int{0, 5, n - 2}
+	end := 0
+	for _, b := range build().Blocks()[:len(build().Blocks())-1] {
+		end += len(b)
+		swaps = append(swaps, end-1)
+	}
+	if len(swaps) < 8 {
+		t.Fatalf("%d blocks: too few to test", len(swaps)-2)
+	}
+	for _, procs := range []int{1, 8} {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		if !workSorted(build()) {
+			t.Errorf("GOMAXPROCS=%d: a sorted list reported unsorted", procs)
+		}
+		for _, swap := range swaps {
+			l := build()
+			x, y := at(l, swap), at(l, swap+1)
+			*x, *y = *y, *x
+			if workSorted(l) {
+				t.Errorf("GOMAXPROCS=%d: items %d and %d swapped, reported sorted", procs, swap, swap+1)
 			}
 		}
 	}
