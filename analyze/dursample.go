@@ -148,11 +148,16 @@ func (s *durSample) at(ps []int) []float64 {
 
 // ints returns the sample's values in ascending order.
 func (s *durSample) ints() []int64 {
-	out := make([]int64, 0, s.len())
+	out := make([]int64, s.len())
+	i := 0
 	s.each(func(v int64, n int) {
-		for range n {
-			out = append(out, v)
+		// A run through a local slice: appending to the captured out
+		// stored and loaded its header a value.
+		run := out[i : i+n]
+		for j := range run {
+			run[j] = v
 		}
+		i += n
 	})
 	return out
 }
@@ -232,11 +237,16 @@ func (s *durSample) moments() (total int64, mean, sd float64, ok bool) {
 	mean = float64(total) / float64(n)
 	var ss, comp float64
 	s.each(func(v int64, k int) {
+		// The sums in locals through a run: the closure's captured
+		// ss and comp were a store and a load an addition (easy 12M:
+		// 11 ms an API of 3.1M calls, on one goroutine).
+		d := float64(v) - mean
+		dd, a, b := d*d, ss, comp
 		for range k {
-			d := float64(v) - mean
-			ss += d * d
-			comp += d
+			a += dd
+			b += d
 		}
+		ss, comp = a, b
 	})
 	return total, mean, math.Sqrt((ss - comp*comp/float64(n)) / (float64(n) - 1)), true
 }
