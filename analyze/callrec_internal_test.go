@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/umtrace/umtrace/analyze/internal/chunks"
@@ -29,6 +30,26 @@ func TestCallsOf(t *testing.T) {
 		}
 		if got.Kind() != want.Kind() || !reflect.DeepEqual(asInt(got), asInt(want)) {
 			t.Fatalf("call %d: %s is %v, want %v", i, names[k], got, want)
+		}
+	}
+}
+
+// TestCallsOfOrder: the calls come out in the records' order across
+// blocks copied on several goroutines.
+func TestCallsOfOrder(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
+	var l chunks.List[callRec]
+	const n = 3*chunks.BlockLen + 77
+	for i := range n {
+		l.Push(callRec{start: int64(i), end: int64(i) + 1})
+	}
+	calls := callsOf(&l)
+	if len(calls) != n {
+		t.Fatalf("%d calls from %d records", len(calls), n)
+	}
+	for i, c := range calls {
+		if c.start != int64(i) || c.end != int64(i)+1 {
+			t.Fatalf("call %d is record %d", i, c.start)
 		}
 	}
 }

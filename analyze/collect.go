@@ -54,17 +54,26 @@ type callRec struct {
 }
 
 // callsOf returns the calls of recs, in order, dropping each block once
-// copied.
+// copied; the blocks are copied on several goroutines, each to its place
+// (on one, the copy was 10 ms of the read's end on 16 cores, the others
+// idle).
 func callsOf(recs *chunks.List[callRec]) []call {
-	out := make([]call, 0, recs.Len())
+	out := make([]call, recs.Len())
 	bs := recs.Take()
+	at := make([]int, len(bs)+1) // block k's first call
 	for k, b := range bs {
-		for i := range b {
-			r := &b[i]
-			out = append(out, call{start: r.start, end: r.end, pid: r.pid, tid: r.tid, corr: r.corr, api: r.api, scope: r.scope, explicit: r.explicit})
-		}
-		bs[k] = nil
+		at[k+1] = at[k] + len(b)
 	}
+	par.Chunks(len(bs), 2, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			o := out[at[k]:at[k+1]]
+			for i := range bs[k] {
+				r := &bs[k][i]
+				o[i] = call{start: r.start, end: r.end, pid: r.pid, tid: r.tid, corr: r.corr, api: r.api, scope: r.scope, explicit: r.explicit}
+			}
+			bs[k] = nil
+		}
+	})
 	return out
 }
 

@@ -1,26 +1,40 @@
 package analyze
 
-import "fmt"
+import (
+	"fmt"
+	"sync"
+
+	"github.com/umtrace/umtrace/analyze/internal/par"
+)
 
 // mitigations ties advice to the evidence found.
 func (a summarizer) mitigations() {
 	r := &a.res
 	r.Mitigations = []Mitigation{}
 	c := a.c
+	// The bytes migrated on demand each way, in chunks over the cores (as
+	// verdict counts them).
 	var htodDemand, dtohDemand int64
-	for i := range c.migrations {
-		m := &c.migrations[i]
-		k := c.migClasses.of(m)
-		if !demand(int32(k.cause)) {
-			continue
+	var mu sync.Mutex
+	par.Chunks(len(c.migrations), minChunk, func(lo, hi int) {
+		var htod, dtoh int64
+		for i := lo; i < hi; i++ {
+			m := &c.migrations[i]
+			k := c.migClasses.of(m)
+			if !demand(int32(k.cause)) {
+				continue
+			}
+			switch k.kind {
+			case 11:
+				htod += int64(m.bytes)
+			case 12:
+				dtoh += int64(m.bytes)
+			}
 		}
-		switch k.kind {
-		case 11:
-			htodDemand += int64(m.bytes)
-		case 12:
-			dtohDemand += int64(m.bytes)
-		}
-	}
+		mu.Lock()
+		htodDemand, dtohDemand = htodDemand+htod, dtohDemand+dtoh
+		mu.Unlock()
+	})
 	u := r.UnifiedMemory
 	add := func(id, title, ev, act string) {
 		r.Mitigations = append(r.Mitigations, Mitigation{ID: id, Title: title, Evidence: ev, Action: act})
