@@ -18,6 +18,7 @@ import (
 
 	"github.com/umtrace/umtrace/analyze/internal/cache"
 	"github.com/umtrace/umtrace/analyze/internal/intern"
+	"github.com/umtrace/umtrace/analyze/internal/par"
 	"github.com/umtrace/umtrace/analyze/internal/radix"
 )
 
@@ -724,15 +725,23 @@ func mainDevices(md *multiData) (mainDev map[int64]int64, devsOf map[int64][]int
 func (a devicer) episodeOwners(procs map[int64]*procAcc, mainDev map[int64]int64) (stormPid map[int64][2]int64, stormDev map[int64]int64) {
 	stormPid = map[int64][2]int64{} // ns, count
 	stormDev = map[int64]int64{}
+	// Each episode's owner on its own goroutine (each walks its calls and
+	// faults: 3 ms of one goroutine in the analysis' serial tail on 16
+	// cores), then the sums in order.
 	for _, list := range []*[]Episode{&a.res.Episodes, &a.res.Isolated} {
-		for i := range *list {
-			e := &(*list)[i]
-			p, d := episodeOwner(a.c, e, len(procs) == 1, procs, mainDev)
-			e.Pid, e.Device = p, d
-			if list == &a.res.Episodes {
-				x := stormPid[p]
-				stormPid[p] = [2]int64{x[0] + e.DurationNs, x[1] + 1}
-				stormDev[d] += e.DurationNs
+		es := *list
+		par.Chunks(len(es), 1, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				e := &es[i]
+				e.Pid, e.Device = episodeOwner(a.c, e, len(procs) == 1, procs, mainDev)
+			}
+		})
+		if list == &a.res.Episodes {
+			for i := range es {
+				e := &es[i]
+				x := stormPid[e.Pid]
+				stormPid[e.Pid] = [2]int64{x[0] + e.DurationNs, x[1] + 1}
+				stormDev[e.Device] += e.DurationNs
 			}
 		}
 	}
