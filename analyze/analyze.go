@@ -1672,6 +1672,20 @@ func (g *migAgg) add(m *migration, cls *migClasses) {
 	x.TimeNs += int64(m.dur)
 }
 
+// merge adds o's aggregates into g's.
+func (g *migAgg) merge(o *migAgg) {
+	for key, x := range o.m {
+		y := g.m[key]
+		if y == nil {
+			y = &MigrationAgg{Direction: x.Direction, Cause: x.Cause}
+			g.m[key] = y
+		}
+		y.Count += x.Count
+		y.Bytes += x.Bytes
+		y.TimeNs += x.TimeNs
+	}
+}
+
 // entry returns the aggregate of a kind and cause, made on first use
 // with the kind's name from direction
 // (through an array for the usual kinds and causes: a map lookup per

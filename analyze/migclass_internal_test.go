@@ -1,6 +1,9 @@
 package analyze
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestMigClasses: a migration's process, direction, cause and address come
 // back from its class whatever the address (above 2^44 and 2^63 too) and
@@ -53,5 +56,34 @@ func TestMigClasses(t *testing.T) {
 	full := migClasses{list: make([]migClass, maxMigClasses), ids: map[migClass]uint32{}}
 	if id := full.id(migClass{pid: 5}); id != 0 || !full.full || len(full.list) != maxMigClasses {
 		t.Errorf("class %d past the last: id %d, full %v, %d classes", maxMigClasses, id, full.full, len(full.list))
+	}
+}
+
+// TestMigAggMerge: migrations aggregated in parts and merged give the
+// aggregates of one pass over them all, kinds and causes outside the
+// small array included.
+func TestMigAggMerge(t *testing.T) {
+	var cls migClasses
+	var ms []migration
+	for i := range 5000 {
+		ms = append(ms, cls.make(int64(i), uint32(i%97), uint32(i%4096), 7, int8(10+i%4), int8((i/4)%20-1), uint64(i)<<12))
+	}
+	whole := newMigAgg()
+	for i := range ms {
+		whole.add(&ms[i], &cls)
+	}
+	merged := newMigAgg()
+	for lo := 0; lo < len(ms); lo += 777 {
+		part := newMigAgg()
+		for i := lo; i < min(lo+777, len(ms)); i++ {
+			part.add(&ms[i], &cls)
+		}
+		merged.merge(part)
+	}
+	if got, want := merged.list(), whole.list(); !slices.Equal(got, want) {
+		t.Errorf("merged parts: %+v\nwant %+v", got, want)
+	}
+	if len(whole.m) < 40 {
+		t.Fatalf("%d aggregates: the test should cover more kinds and causes", len(whole.m))
 	}
 }

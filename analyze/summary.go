@@ -221,18 +221,36 @@ func (a summarizer) umSummary() {
 	for _, al := range c.allocs {
 		u.ManagedBytes += al.bytes
 	}
+	// The migrations' and faults' totals in chunks over the cores, added
+	// up after (millions of records: one goroutine held the phase on 16
+	// cores).
 	agg := newMigAgg()
-	for i := range c.migrations {
-		m := &c.migrations[i]
-		agg.add(m, &c.migClasses)
-		u.MigratedBytes += int64(m.bytes)
-	}
+	var mu sync.Mutex
+	par.Chunks(len(c.migrations), minChunk, func(lo, hi int) {
+		part := newMigAgg()
+		var b int64
+		for i := lo; i < hi; i++ {
+			m := &c.migrations[i]
+			part.add(m, &c.migClasses)
+			b += int64(m.bytes)
+		}
+		mu.Lock()
+		agg.merge(part)
+		u.MigratedBytes += b
+		mu.Unlock()
+	})
 	u.Migrations = agg.list()
-	for _, g := range c.gfaults {
-		u.GPUFaultGroups++
-		u.GPUFaults += int64(g.n)
-		u.GPUFaultNs += int64(g.dur)
-	}
+	par.Chunks(len(c.gfaults), minChunk, func(lo, hi int) {
+		var n, ns int64
+		for _, g := range c.gfaults[lo:hi] {
+			n += int64(g.n)
+			ns += int64(g.dur)
+		}
+		mu.Lock()
+		u.GPUFaults, u.GPUFaultNs = u.GPUFaults+n, u.GPUFaultNs+ns
+		mu.Unlock()
+	})
+	u.GPUFaultGroups = int64(len(c.gfaults))
 	u.CPUFaults = int64(len(c.cfaults))
 	u.GPUFaultCollection = collection(a.info.CollectGPUFaults, u.GPUFaultGroups > 0)
 	u.CPUFaultCollection = collection(a.info.CollectCPUFaults, u.CPUFaults > 0)
