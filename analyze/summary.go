@@ -633,19 +633,19 @@ func (a summarizer) verdict() {
 	var demandMig, unknownMig, prefetchMig int
 	var mu sync.Mutex
 	par.Chunks(len(c.migrations), minChunk, func(lo, hi int) {
-		var d, u, p int
+		var dem, unk, pre int
 		for i := lo; i < hi; i++ {
 			switch cause := c.migClasses.of(&c.migrations[i]).cause; {
 			case demand(int32(cause)):
-				d++
+				dem++
 			case cause == CauseUserPrefetch:
-				p++
+				pre++
 			case cause <= CauseUnknown:
-				u++
+				unk++
 			}
 		}
 		mu.Lock()
-		demandMig, unknownMig, prefetchMig = demandMig+d, unknownMig+u, prefetchMig+p
+		demandMig, unknownMig, prefetchMig = demandMig+dem, unknownMig+unk, prefetchMig+pre
 		mu.Unlock()
 	})
 	faultsCollected := u.FaultTables || isTrue(a.info.CollectGPUFaults) || isTrue(a.info.CollectCPUFaults)
