@@ -48,6 +48,9 @@ func (r *Reader) Partial() bool {
 // msg, with "salvaged" when the damage is real and Options.Salvage is set.
 func (r *Reader) doubted(table string, cause error, msg string) error {
 	err := r.checkTable(table, "integrity_check")
+	if errors.Is(err, ErrOutOfMemory) {
+		return err
+	}
 	if err == nil {
 		// The table's own tree is sound, yet the page reader doubts
 		// it: a page another tree owns (a page of another table in
@@ -57,7 +60,7 @@ func (r *Reader) doubted(table string, cause error, msg string) error {
 		err = r.checkTable("", "quick_check")
 	}
 	if err != nil {
-		if !r.opts.Salvage {
+		if !r.opts.Salvage || errors.Is(err, ErrOutOfMemory) {
 			return fmt.Errorf("%w (the page reader: %v)", err, cause)
 		}
 		r.notes.add(msg + "; the file is damaged (" + shortErr(err) + "): results are partial (--salvage)")
@@ -75,6 +78,9 @@ func (r *Reader) checkDriverTable(table string) error {
 	_, done := r.dmg.checked[table] // a doubt's check: noted then
 	r.dmg.mu.Unlock()
 	err := r.checkTable(table, "quick_check")
+	if errors.Is(err, ErrOutOfMemory) {
+		return err
+	}
 	if err == nil || (done && r.opts.Salvage) {
 		return nil
 	}
@@ -102,6 +108,16 @@ func (r *Reader) checkTable(table, pragma string) error {
 	qerr := r.db.QueryRow(q).Scan(&first)
 	var err error
 	switch {
+	case qerr != nil && strings.Contains(qerr.Error(), "out of memory"):
+		// SQLite's memory, not the file: ErrOutOfMemory (exit 4),
+		// not damage, and not kept (under the ulimit of a test, the
+		// whole check of a small file at open ran out of memory and
+		// was reported as a corrupt file, exit 3).
+		return r.wrapDBErr(what(table), qerr)
+	case strings.Contains(first.String, "error code=7"):
+		// The check's own answer that it could not read a page for
+		// want of memory (SQLITE_NOMEM): the same.
+		return fmt.Errorf("%s: %s: %w (SQLite)", r.path, what(table), ErrOutOfMemory)
 	case qerr != nil:
 		err = fmt.Errorf("%s: %w: %s: %v%w", r.path, ErrCorrupt, what(table), qerr, errDamaged)
 	case first.String != "ok":
@@ -157,7 +173,7 @@ func (r *Reader) checkReadTables() error {
 		// Small enough to check whole: damage that puts a page of one
 		// table in place of another's shows only there.
 		if err := r.checkTable("", "integrity_check"); err != nil {
-			if !r.opts.Salvage {
+			if !r.opts.Salvage || errors.Is(err, ErrOutOfMemory) {
 				return err
 			}
 			r.notes.add(fmt.Sprintf("the file is damaged (%s): read as SQLite reads it, results are partial (--salvage)", shortErr(err)))
@@ -192,7 +208,7 @@ func (r *Reader) checkReadTables() error {
 			continue
 		}
 		if err := r.checkTable(t, "integrity_check"); err != nil {
-			if !r.opts.Salvage {
+			if !r.opts.Salvage || errors.Is(err, ErrOutOfMemory) {
 				return err
 			}
 			r.notes.add(fmt.Sprintf("%s: the file is damaged (%s): read as SQLite reads it, results are partial (--salvage)", t, shortErr(err)))
