@@ -45,9 +45,20 @@ type pageTable struct {
 // made for its first scan and dropped, with its leaves' bounds, after its
 // last scan ends (scanLayout), unless pageLayout pinned it.
 type pageLayouts struct {
-	r  *Reader
-	mu sync.Mutex
-	m  map[string]*pageTable
+	r       *Reader
+	mu      sync.Mutex
+	m       map[string]*pageTable
+	loading map[string]*layoutLoad // plans being made, by table
+}
+
+// layoutLoad is a plan being made; done is closed when pt and err are set.
+// A table's plan is made once at a time, different tables' at once: made
+// under pageLayouts.mu, the scans of a 16-core read waited for each
+// other's plans (the interior pages of every table, one table at a time).
+type layoutLoad struct {
+	done chan struct{}
+	pt   *pageTable
+	err  error
 }
 
 // pageLayout returns the page reader's plan for table src, or nil when the
@@ -101,14 +112,38 @@ func (pl *pageLayouts) layout(src string, use int) (*pageTable, error) {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	pt, ok := pl.m[src]
-	if !ok {
-		var err error
-		if pt, err = r.layouts.loadPageLayout(src); err != nil {
-			return nil, err
+	for !ok {
+		if ld := pl.loading[src]; ld != nil {
+			// Another scan is making it: wait, then look again (the
+			// plan may be gone already, dropped by its last scan).
+			pl.mu.Unlock()
+			<-ld.done
+			pl.mu.Lock()
+			if ld.err != nil {
+				return nil, ld.err
+			}
+			pt, ok = pl.m[src]
+			continue
+		}
+		ld := &layoutLoad{done: make(chan struct{})}
+		if pl.loading == nil {
+			pl.loading = map[string]*layoutLoad{}
+		}
+		pl.loading[src] = ld
+		func() {
+			pl.mu.Unlock()
+			defer pl.mu.Lock()
+			ld.pt, ld.err = r.layouts.loadPageLayout(src)
+		}()
+		delete(pl.loading, src)
+		close(ld.done)
+		if ld.err != nil {
+			return nil, ld.err
 		}
 		if pl.m == nil {
 			pl.m = map[string]*pageTable{}
 		}
+		pt, ok = ld.pt, true
 		pl.m[src] = pt
 	}
 	if pt != nil {
