@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -132,6 +133,66 @@ func TestSparseRowids(t *testing.T) {
 		}
 		if est < want || est > 1<<30 {
 			t.Errorf("%s: %d rows estimated for %d rows in a small file", rp.name, est, want)
+		}
+	}
+}
+
+// TestLayoutsAtOnce: scans asking for the plans of several tables at once
+// (a 16-core read) each get their table's one plan, made once, and a scan
+// that ends drops it only when it is the last.
+func TestLayoutsAtOnce(t *testing.T) {
+	path := filepath.Join(sharedDir(t, "traces"), "torch_mlp_managed.sqlite")
+	r, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var srcs []string
+	for _, tb := range []*ingest.Table{ingest.API, ingest.Kernel, ingest.Memcpy, ingest.Sync} {
+		if s := r.SourceTable(tb); s != "" {
+			srcs = append(srcs, s)
+		}
+	}
+	const each = 8
+	got := make([][]*pageTable, len(srcs))
+	dones := make([][]func(), len(srcs))
+	var wg sync.WaitGroup
+	for i, src := range srcs {
+		got[i], dones[i] = make([]*pageTable, each), make([]func(), each)
+		for k := range each {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				pt, done, err := r.layouts.scanLayout(src)
+				if err != nil || pt == nil {
+					t.Errorf("%s: no plan (%v)", src, err)
+					return
+				}
+				got[i][k], dones[i][k] = pt, done
+			}()
+		}
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for i, src := range srcs {
+		for k := range each {
+			if got[i][k] != got[i][0] {
+				t.Errorf("%s: scan %d got another plan than scan 0", src, k)
+			}
+		}
+		if pt := got[i][0]; pt.scans != each {
+			t.Errorf("%s: %d scans counted, want %d", src, pt.scans, each)
+		}
+		for _, done := range dones[i] {
+			done()
+		}
+		r.layouts.mu.Lock()
+		_, kept := r.layouts.m[src]
+		r.layouts.mu.Unlock()
+		if kept {
+			t.Errorf("%s: plan kept after its last scan", src)
 		}
 	}
 }
