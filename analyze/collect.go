@@ -597,16 +597,22 @@ func (p *part) feeds(src ingest.Source) (map[*ingest.Table]feed, func()) {
 	c := newCollector()
 	p.c = c
 	if est, ok := src.(ingest.RowEstimator); ok {
-		c.migrations = make([]migration, 0, est.EstimateRows(ingest.Memcpy))
-		c.gfaults = make([]gfault, 0, est.EstimateRows(ingest.GPUFault))
-		c.cfaults = make([]cfault, 0, est.EstimateRows(ingest.CPUFault))
+		// The estimates at once: each reads its table's rowid span and
+		// its page plan's leaves (10-20 ms one after another, before any
+		// scan starts).
+		tables := []*ingest.Table{ingest.Memcpy, ingest.GPUFault, ingest.CPUFault, ingest.Sync, ingest.NVTX}
+		n := make([]int64, len(tables))
+		parallelN(len(tables), make(chan struct{}, len(tables)), func(i int) { n[i] = est.EstimateRows(tables[i]) })
+		c.migrations = make([]migration, 0, n[0])
+		c.gfaults = make([]gfault, 0, n[1])
+		c.cfaults = make([]cfault, 0, n[2])
 		// Sized: grown a doubling at a time, address-diverse's 138k sync
 		// records' map was most of addSync's time.
-		c.syncStream = make(map[pidCorr]int64, est.EstimateRows(ingest.Sync))
+		c.syncStream = make(map[pidCorr]int64, n[3])
 		// Ranges straight into their list (most NVTX rows are ranges):
 		// filled from blocks at the end, two copies of every range were
 		// live at once.
-		c.ranges = make([]rangeRec, 0, est.EstimateRows(ingest.NVTX))
+		c.ranges = make([]rangeRec, 0, n[4])
 	}
 	out := map[*ingest.Table]feed{
 		ingest.API:      {prep: func(r arrow.RecordBatch) func() { return prepAPI(c, r) }, done: dropScratch(apiBatches.drain)},
