@@ -130,6 +130,7 @@ type analysis struct {
 	stepErr    error                   // Options.StepRange names no repeated range
 	sync       map[string][]int64      // Options.SyncSamples: apiStats' host-blocking samples
 	procs      map[int64]*procAcc      // per process: host-blocking calls and faults (procSums)
+	migs       *migAgg                 // the migrations by kind and cause (umSummary; verdict and mitigations read it)
 }
 
 // StepRangeError is Analyze's error when Options.StepRange matches fewer

@@ -1,40 +1,24 @@
 package analyze
 
-import (
-	"fmt"
-	"sync"
-
-	"github.com/umtrace/umtrace/analyze/internal/par"
-)
+import "fmt"
 
 // mitigations ties advice to the evidence found.
 func (a summarizer) mitigations() {
 	r := &a.res
 	r.Mitigations = []Mitigation{}
-	c := a.c
-	// The bytes migrated on demand each way, in chunks over the cores (as
-	// verdict counts them).
+	// The bytes migrated on demand each way, from umSummary's aggregates.
 	var htodDemand, dtohDemand int64
-	var mu sync.Mutex
-	par.Chunks(len(c.migrations), minChunk, func(lo, hi int) {
-		var htod, dtoh int64
-		for i := lo; i < hi; i++ {
-			m := &c.migrations[i]
-			k := c.migClasses.of(m)
-			if !demand(int32(k.cause)) {
-				continue
-			}
-			switch k.kind {
-			case 11:
-				htod += int64(m.bytes)
-			case 12:
-				dtoh += int64(m.bytes)
-			}
+	for key, x := range a.migs.m {
+		if !demand(key[1]) {
+			continue
 		}
-		mu.Lock()
-		htodDemand, dtohDemand = htodDemand+htod, dtohDemand+dtoh
-		mu.Unlock()
-	})
+		switch key[0] {
+		case 11:
+			htodDemand += x.Bytes
+		case 12:
+			dtohDemand += x.Bytes
+		}
+	}
 	u := r.UnifiedMemory
 	add := func(id, title, ev, act string) {
 		r.Mitigations = append(r.Mitigations, Mitigation{ID: id, Title: title, Evidence: ev, Action: act})

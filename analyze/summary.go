@@ -240,6 +240,7 @@ func (a summarizer) umSummary() {
 		mu.Unlock()
 	})
 	u.Migrations = agg.list()
+	a.migs = agg
 	par.Chunks(len(c.gfaults), minChunk, func(lo, hi int) {
 		var n, ns int64
 		for _, g := range c.gfaults[lo:hi] {
@@ -628,26 +629,19 @@ func (a summarizer) verdict() {
 	r := &a.res
 	c := a.c
 	u := &r.UnifiedMemory
-	// The migrations by cause, in chunks over the cores (millions of
-	// them: 4-5 ms of one goroutine on 16 cores, the others idle).
+	// The migrations by cause, from umSummary's aggregates (a walk of
+	// millions of migrations here was 4-5 ms of one goroutine).
 	var demandMig, unknownMig, prefetchMig int
-	var mu sync.Mutex
-	par.Chunks(len(c.migrations), minChunk, func(lo, hi int) {
-		var dem, unk, pre int
-		for i := lo; i < hi; i++ {
-			switch cause := c.migClasses.of(&c.migrations[i]).cause; {
-			case demand(int32(cause)):
-				dem++
-			case cause == CauseUserPrefetch:
-				pre++
-			case cause <= CauseUnknown:
-				unk++
-			}
+	for key, x := range a.migs.m {
+		switch cause := key[1]; {
+		case demand(cause):
+			demandMig += int(x.Count)
+		case cause == CauseUserPrefetch:
+			prefetchMig += int(x.Count)
+		case cause <= CauseUnknown:
+			unknownMig += int(x.Count)
 		}
-		mu.Lock()
-		demandMig, unknownMig, prefetchMig = demandMig+dem, unknownMig+unk, prefetchMig+pre
-		mu.Unlock()
-	})
+	}
 	faultsCollected := u.FaultTables || isTrue(a.info.CollectGPUFaults) || isTrue(a.info.CollectCPUFaults)
 	umUsed := c.managed > 0 || len(c.allocs) > 0 || len(c.migrations) > 0 || u.GPUFaults > 0 || u.CPUFaults > 0
 	flags := "profile with nsys --cuda-um-gpu-page-faults=true --cuda-um-cpu-page-faults=true (and --trace=cuda)"
